@@ -1,0 +1,27 @@
+# The two commands a new user needs:
+#   make example   runs the main job on the built-in example and prints the model
+#   make test      runs every check CI runs
+GO ?= go
+
+.PHONY: test vet unit bench-smoke realworld example
+
+test: vet unit bench-smoke realworld
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+# Every benchmark runs a few iterations, so they keep compiling and running.
+bench-smoke:
+	$(GO) test -run '^$$' -bench . -benchtime 20x -count=1 ./...
+
+# Real modules from the Go module proxy, instrumented and run with their own
+# test suites (see scripts/realworld.sh).
+realworld:
+	@if [ -x scripts/realworld.sh ]; then scripts/realworld.sh; else echo 'realworld: no scripts/realworld.sh yet'; fi
+
+example:
+	$(GO) run ./example

@@ -1,0 +1,211 @@
+// Package env parses the METER_* environment properties, all of them, in
+// one place. A bad value never stops the program: it gets one line on
+// standard error naming the property, the value and what is accepted, and
+// the default is used.
+package env
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every METER_* property, parsed. Times are nanoseconds.
+type Config struct {
+	Enabled bool
+	Clock   string // auto, tsc or mono
+
+	HotspotEnabled           bool
+	HotspotThreshold         int64 // ns, inclusive
+	HotspotThresholdInherent int64 // ns, inherent
+	HotspotInitial           int64
+
+	BudgetEnabled bool
+	BudgetPercent int64
+	BudgetUnit    int64 // ns
+
+	TracepointEnabled bool
+	TracepointSample  int64
+	TracepointInclude *regexp.Regexp // nil: every probe
+
+	FlowcheckEnabled bool
+	FlowcheckLower   int64
+	FlowcheckUpper   int64
+
+	SpotcheckEnabled  bool
+	SpotcheckInterval int64
+
+	TraceMax int64
+
+	ExportCSV      string
+	ExportPprof    string
+	ExportOTLP     bool
+	ExportInterval time.Duration
+}
+
+// Defaults returns the configuration with every property at its default.
+func Defaults() Config {
+	return Config{
+		Enabled:                  true,
+		Clock:                    "auto",
+		HotspotEnabled:           true,
+		HotspotThreshold:         10_000,
+		HotspotThresholdInherent: 2_000,
+		HotspotInitial:           1000,
+		BudgetPercent:            10,
+		BudgetUnit:               1_000,
+		TracepointSample:         100,
+		FlowcheckLower:           0,
+		FlowcheckUpper:           100,
+		SpotcheckInterval:        10000,
+		TraceMax:                 10000,
+	}
+}
+
+// Names lists every property this package reads.
+var Names = []string{
+	"METER_ENABLED", "METER_CLOCK",
+	"METER_HOTSPOT_ENABLED", "METER_HOTSPOT_THRESHOLD", "METER_HOTSPOT_THRESHOLD_INHERENT", "METER_HOTSPOT_INITIAL",
+	"METER_BUDGET_ENABLED", "METER_BUDGET_PERCENT", "METER_BUDGET_UNIT",
+	"METER_TRACEPOINT_ENABLED", "METER_TRACEPOINT_SAMPLE", "METER_TRACEPOINT_INCLUDE",
+	"METER_FLOWCHECK_ENABLED", "METER_FLOWCHECK_LOWER", "METER_FLOWCHECK_UPPER",
+	"METER_SPOTCHECK_ENABLED", "METER_SPOTCHECK_INTERVAL",
+	"METER_TRACE_MAX",
+	"METER_EXPORT_CSV", "METER_EXPORT_PPROF", "METER_EXPORT_OTLP", "METER_EXPORT_INTERVAL",
+}
+
+type parser struct {
+	lookup func(string) (string, bool)
+	errs   io.Writer
+}
+
+func (p parser) complain(name, value, want, def string) {
+	fmt.Fprintf(p.errs, "meter: %s=%q: want %s; using the default, %s\n", name, value, want, def)
+}
+
+func (p parser) boolean(name string, dst *bool) {
+	v, ok := p.lookup(name)
+	if !ok || v == "" {
+		return
+	}
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	if err != nil {
+		p.complain(name, v, "true or false", strconv.FormatBool(*dst))
+		return
+	}
+	*dst = b
+}
+
+func (p parser) integer(name string, dst *int64, lo, hi int64) {
+	v, ok := p.lookup(name)
+	if !ok || v == "" {
+		return
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < lo || n > hi {
+		want := fmt.Sprintf("an integer from %d to %d", lo, hi)
+		if hi == math.MaxInt64 {
+			want = fmt.Sprintf("an integer of at least %d", lo)
+		}
+		p.complain(name, v, want, strconv.FormatInt(*dst, 10))
+		return
+	}
+	*dst = n
+}
+
+// micros parses a number of microseconds, fractions allowed, into ns.
+func (p parser) micros(name string, dst *int64, positive bool) {
+	v, ok := p.lookup(name)
+	if !ok || v == "" {
+		return
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || math.IsNaN(f) || f < 0 || f > 1e12 || positive && f*1000 < 1 {
+		want := "a number of microseconds of at least 0"
+		if positive {
+			want = "a number of microseconds of at least 0.001"
+		}
+		p.complain(name, v, want, strconv.FormatFloat(float64(*dst)/1000, 'f', -1, 64))
+		return
+	}
+	*dst = int64(math.Round(f * 1000))
+}
+
+func (p parser) choice(name string, dst *string, choices ...string) {
+	v, ok := p.lookup(name)
+	if !ok || v == "" {
+		return
+	}
+	for _, c := range choices {
+		if strings.EqualFold(strings.TrimSpace(v), c) {
+			*dst = c
+			return
+		}
+	}
+	p.complain(name, v, "one of "+strings.Join(choices, ", "), *dst)
+}
+
+// Load reads every property through lookup (os.LookupEnv in production),
+// writing one line to errs for each bad value.
+func Load(lookup func(string) (string, bool), errs io.Writer) Config {
+	c := Defaults()
+	p := parser{lookup, errs}
+	p.boolean("METER_ENABLED", &c.Enabled)
+	p.choice("METER_CLOCK", &c.Clock, "auto", "tsc", "mono")
+
+	p.boolean("METER_HOTSPOT_ENABLED", &c.HotspotEnabled)
+	p.micros("METER_HOTSPOT_THRESHOLD", &c.HotspotThreshold, false)
+	p.micros("METER_HOTSPOT_THRESHOLD_INHERENT", &c.HotspotThresholdInherent, false)
+	p.integer("METER_HOTSPOT_INITIAL", &c.HotspotInitial, 1, math.MaxInt32)
+
+	p.boolean("METER_BUDGET_ENABLED", &c.BudgetEnabled)
+	p.integer("METER_BUDGET_PERCENT", &c.BudgetPercent, 1, 100)
+	p.micros("METER_BUDGET_UNIT", &c.BudgetUnit, true)
+
+	p.boolean("METER_TRACEPOINT_ENABLED", &c.TracepointEnabled)
+	p.integer("METER_TRACEPOINT_SAMPLE", &c.TracepointSample, 1, math.MaxInt64)
+	if v, ok := lookup("METER_TRACEPOINT_INCLUDE"); ok && v != "" {
+		re, err := regexp.Compile(v)
+		if err != nil {
+			p.complain("METER_TRACEPOINT_INCLUDE", v, "a Go regular expression ("+err.Error()+")", "every probe")
+		} else {
+			c.TracepointInclude = re
+		}
+	}
+
+	p.boolean("METER_FLOWCHECK_ENABLED", &c.FlowcheckEnabled)
+	lower, upper := c.FlowcheckLower, c.FlowcheckUpper
+	p.integer("METER_FLOWCHECK_LOWER", &lower, 0, math.MaxInt32)
+	p.integer("METER_FLOWCHECK_UPPER", &upper, 0, math.MaxInt32)
+	if upper < lower {
+		fmt.Fprintf(errs, "meter: METER_FLOWCHECK_UPPER=%d is below METER_FLOWCHECK_LOWER=%d: want UPPER >= LOWER; using the defaults, %d and %d\n",
+			upper, lower, c.FlowcheckLower, c.FlowcheckUpper)
+	} else {
+		c.FlowcheckLower, c.FlowcheckUpper = lower, upper
+	}
+
+	p.boolean("METER_SPOTCHECK_ENABLED", &c.SpotcheckEnabled)
+	p.integer("METER_SPOTCHECK_INTERVAL", &c.SpotcheckInterval, 1, math.MaxInt64)
+	p.integer("METER_TRACE_MAX", &c.TraceMax, 1, math.MaxInt32)
+
+	if v, ok := lookup("METER_EXPORT_CSV"); ok {
+		c.ExportCSV = v
+	}
+	if v, ok := lookup("METER_EXPORT_PPROF"); ok {
+		c.ExportPprof = v
+	}
+	p.boolean("METER_EXPORT_OTLP", &c.ExportOTLP)
+	if v, ok := lookup("METER_EXPORT_INTERVAL"); ok && v != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d < 0 {
+			p.complain("METER_EXPORT_INTERVAL", v, "a Go duration of at least 0, such as 10s", "0")
+		} else {
+			c.ExportInterval = d
+		}
+	}
+	return c
+}

@@ -1,0 +1,123 @@
+package meter
+
+import "math"
+
+// Unlimited is the allowance of a probe whose typical time is not known yet.
+const Unlimited = math.MaxInt64
+
+// Gate decides which firings outside any trace start one (tracepoint,
+// flowcheck). A firing is offered to the gates only if its probe is eligible:
+// not disabled, and some firing of it has already ended.
+type Gate interface {
+	// Start is called for every eligible firing outside a trace and
+	// reports whether it starts a trace on g.
+	Start(g *Goroutine, p *Probe) bool
+	// Ended is called on g when a trace ends there.
+	Ended(g *Goroutine)
+}
+
+// Allowance gives a probe's budget: how many measurements one firing of it
+// may make, itself included (budget). Unlimited means no cap.
+type Allowance interface {
+	Allowance(p *Probe) int64
+}
+
+// Judge sees every metered firing as it ends, with its inclusive and
+// inherent ns, and may disable or re-enable the probe (hotspot, budget,
+// spotcheck).
+type Judge interface {
+	Ended(p *Probe, inclusive, inherent int64)
+}
+
+// Labeler labels a row of the model (hotspot labels hot probes).
+type Labeler interface {
+	Label(r *Row) string
+}
+
+// Sink receives finished traces. Both calls run on the traced goroutine and
+// must neither block nor keep spans after returning.
+type Sink interface {
+	TraceStarted(g *Goroutine, root *Probe)
+	TraceEnded(g *Goroutine, spans []Span, truncated bool)
+}
+
+// Span is one metered firing inside a trace.
+type Span struct {
+	Probe    *Probe
+	Parent   int32 // index of the nearest metered ancestor's span; -1 for the root
+	Start    int64 // ticks
+	End      int64 // ticks
+	Inherent int64 // ns
+}
+
+// Extension is anything wired into the chain. Name and Settings describe it
+// in the model's header.
+type Extension interface {
+	Name() string
+	Settings() string
+}
+
+// Chain is what Configure wires: the extensions in the order DESIGN.md fixes.
+type Chain struct {
+	Enabled   bool // false: no probe is ever switched on
+	Gates     []Gate
+	Allowance Allowance
+	Judges    []Judge
+	Labelers  []Labeler
+	Sink      Sink
+	TraceMax  int32
+	// KeepGates leaves a disabled probe's gate word set, so that its
+	// firings still reach Begin (spot checks count them there).
+	KeepGates  bool
+	Extensions []Extension
+}
+
+// engine is the configured chain, flattened for the hot path. It is written
+// once by Configure, before probes are switched on, and only read after.
+var engine struct {
+	on        bool
+	gated     bool
+	gates     []Gate
+	allowance Allowance
+	judges    []Judge
+	labelers  []Labeler
+	sink      Sink
+	traceMax  int32
+	keepGates bool
+	exts      []Extension
+}
+
+// Configure installs the chain. Call it once, before the first firing; the
+// probe package does so at the first registration. Probes already
+// registered are switched on or off to match.
+func Configure(c Chain) {
+	engine.on = c.Enabled && Supported
+	engine.gates = c.Gates
+	engine.gated = len(c.Gates) > 0
+	engine.allowance = c.Allowance
+	engine.judges = c.Judges
+	engine.labelers = c.Labelers
+	engine.sink = c.Sink
+	engine.traceMax = c.TraceMax
+	if engine.traceMax <= 0 {
+		engine.traceMax = math.MaxInt32
+	}
+	engine.keepGates = c.KeepGates
+	engine.exts = c.Extensions
+	for _, p := range Probes() {
+		if p.gate != nil {
+			on := engine.on && (p.Disabled() == Enabled || engine.keepGates)
+			p.gate.Store(b2u(on))
+		}
+	}
+}
+
+func b2u(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Extensions returns the wired extensions, in chain order.
+func Extensions() []Extension { return engine.exts }

@@ -1,0 +1,192 @@
+package meter
+
+import (
+	"sync/atomic"
+
+	"github.com/meterio/meter/clock"
+)
+
+// Firing is one call of a probe's function, from Begin to End. Its zero
+// value is a firing that is not metered; End on it does nothing.
+type Firing struct {
+	g     *Goroutine
+	p     *Probe // set on an unmetered firing whose end must still be noticed
+	depth int32
+}
+
+var (
+	traceIDs        atomic.Uint64
+	tracesEnded     atomic.Int64
+	tracesTruncated atomic.Int64
+	dropped         atomic.Int64
+)
+
+// Begin starts a firing of p on the calling goroutine and asks the chain
+// whether to meter it: hotspot (disabled?), the trace gates, then budget.
+//
+// Cost: a metered firing is one clock read, an assembly getg, a lock-free
+// table look-up and a push on the goroutine's own stack; an unmetered one
+// stops before the clock read. Begin never allocates once the goroutine's
+// stack has reached its depth, and takes no lock after a goroutine's first
+// firing.
+func (p *Probe) Begin() Firing {
+	if p.disabled.Load() != 0 || !engine.on {
+		return Firing{}
+	}
+	g := current()
+	if g == nil {
+		return Firing{}
+	}
+	g.acquire()
+	if g.trace == 0 {
+		if engine.gated {
+			if !p.ended.Load() {
+				g.release()
+				return Firing{p: p}
+			}
+			if !startsTrace(g, p) {
+				g.release()
+				return Firing{}
+			}
+			g.trace = g.depth + 1
+			g.TraceID = traceIDs.Add(1)
+			if engine.sink != nil {
+				engine.sink.TraceStarted(g, p)
+			}
+		}
+	} else if g.truncated {
+		g.release()
+		return Firing{}
+	} else if g.traced >= engine.traceMax {
+		g.truncated = true
+		g.release()
+		return Firing{}
+	}
+	pool := int64(Unlimited)
+	if engine.allowance != nil {
+		pool = engine.allowance.Allowance(p)
+		if g.depth > 0 {
+			pool = min(pool, g.frames[g.depth-1].pool)
+		}
+		if pool < 1 {
+			g.release()
+			return Firing{}
+		}
+	}
+	return g.push(p, pool)
+}
+
+func startsTrace(g *Goroutine, p *Probe) bool {
+	start := false
+	for _, gate := range engine.gates {
+		if gate.Start(g, p) {
+			start = true
+		}
+	}
+	return start
+}
+
+func (g *Goroutine) push(p *Probe, pool int64) Firing {
+	d := g.depth
+	if int(d) == len(g.frames) {
+		g.frames = append(g.frames, Frame{})
+	}
+	f := &g.frames[d]
+	f.probe, f.child, f.budget, f.pool, f.span = p, 0, pool, pool, -1
+	if pool != Unlimited {
+		f.pool-- // a firing spends one unit on itself
+	}
+	if g.trace != 0 {
+		g.traced++
+		if engine.sink != nil {
+			parent := int32(-1)
+			if d > g.trace-1 {
+				parent = g.frames[d-1].span
+			}
+			f.span = int32(len(g.spans))
+			g.spans = append(g.spans, Span{Probe: p, Parent: parent})
+		}
+	}
+	g.depth = d + 1
+	g.release()
+	f.start = clock.Now() // last: the probe's own work stays outside
+	if f.span >= 0 {
+		g.spans[f.span].Start = f.start
+	}
+	return Firing{g: g, depth: d}
+}
+
+// End ends the firing. On a metered firing it reads the clock, pops the
+// goroutine's stack, charges the parent, records the probe's statistics and
+// lets the judges see the result: five atomic adds and one call per judge.
+func (f Firing) End() {
+	g := f.g
+	if g == nil {
+		if f.p != nil && !f.p.ended.Load() {
+			f.p.ended.Store(true)
+		}
+		return
+	}
+	end := clock.Now()
+	g.acquire()
+	d := f.depth
+	if d >= g.depth { // ended twice
+		g.release()
+		return
+	}
+	fr := &g.frames[d]
+	incl := clock.Nanos(clock.Elapsed(fr.start, end))
+	inh := max(incl-fr.child, 0)
+	if d > 0 {
+		parent := &g.frames[d-1]
+		parent.child += incl
+		if parent.pool != Unlimited {
+			parent.pool -= fr.budget - fr.pool
+		}
+	}
+	g.depth = d // frames above d lost their End (a manual Begin without defer): dropped
+	p := fr.probe
+	p.record(incl, inh)
+	if !p.ended.Load() {
+		p.ended.Store(true)
+	}
+	for _, j := range engine.judges {
+		j.Ended(p, incl, inh)
+	}
+	if g.trace != 0 {
+		if fr.span >= 0 {
+			s := &g.spans[fr.span]
+			s.End, s.Inherent = end, inh
+		}
+		if d < g.trace {
+			g.endTrace()
+		}
+	}
+	g.release()
+}
+
+func (g *Goroutine) endTrace() {
+	if engine.sink != nil {
+		engine.sink.TraceEnded(g, g.spans, g.truncated)
+		clear(g.spans)
+		g.spans = g.spans[:0]
+	}
+	tracesEnded.Add(1)
+	if g.truncated {
+		tracesTruncated.Add(1)
+	}
+	g.trace, g.traced, g.truncated = 0, 0, false
+	for _, gate := range engine.gates {
+		gate.Ended(g)
+	}
+}
+
+// InTrace reports whether g is inside a trace.
+func (g *Goroutine) InTrace() bool { return g.trace != 0 }
+
+// Depth reports how many metered firings are open on g.
+func (g *Goroutine) Depth() int { return int(g.depth) }
+
+// AddDropped counts spans that the export path had to drop; the model
+// reports the total.
+func AddDropped(n int64) { dropped.Add(n) }

@@ -1,0 +1,92 @@
+package probe
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/meterio/meter/clock"
+	"github.com/meterio/meter/export"
+	"github.com/meterio/meter/extensions/hotspot"
+	"github.com/meterio/meter/internal/env"
+	"github.com/meterio/meter/meter"
+)
+
+var (
+	config  env.Config
+	stderr  io.Writer = os.Stderr
+	stopped = make(chan struct{})
+	ticker  sync.WaitGroup
+	flushMu sync.Mutex
+	shut    sync.Once
+)
+
+// setup reads the properties and wires the chain, once, at the first
+// registration.
+func setup() {
+	config = env.Load(os.LookupEnv, stderr)
+	if err := clock.Setup(config.Clock); err != nil {
+		fmt.Fprintf(stderr, "meter: METER_CLOCK=%s: %v; using the monotonic clock\n", config.Clock, err)
+		clock.Setup("mono")
+	}
+	meter.Configure(chain(config))
+	if config.ExportInterval > 0 && config.ExportCSV != "" {
+		ticker.Add(1)
+		go periodic(config.ExportInterval)
+	}
+}
+
+// chain builds the extensions the configuration asks for, in chain order.
+func chain(c env.Config) meter.Chain {
+	ch := meter.Chain{Enabled: c.Enabled, TraceMax: int32(c.TraceMax)}
+	if c.HotspotEnabled {
+		h := hotspot.New(c.HotspotThreshold, c.HotspotThresholdInherent, c.HotspotInitial)
+		ch.Judges = append(ch.Judges, h)
+		ch.Labelers = append(ch.Labelers, h)
+		ch.Extensions = append(ch.Extensions, h)
+	}
+	return ch
+}
+
+func periodic(every time.Duration) {
+	defer ticker.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			flush()
+		case <-stopped:
+			return
+		}
+	}
+}
+
+// flush writes every configured export of the model. Errors are reported
+// on standard error: the user's program goes on.
+func flush() {
+	flushMu.Lock()
+	defer flushMu.Unlock()
+	if config.ExportCSV == "" {
+		return
+	}
+	if err := export.WriteCSVFile(config.ExportCSV, meter.Take()); err != nil {
+		fmt.Fprintf(stderr, "meter: %v\n", err)
+	}
+}
+
+// Shutdown writes the exports one last time and stops the periodic writer.
+// Generated code calls it when main returns; calling it more than once is
+// harmless, and later calls only write the model again.
+func Shutdown() {
+	shut.Do(func() {
+		close(stopped)
+		ticker.Wait()
+	})
+	flush()
+}
+
+// Snapshot returns the current performance model.
+func Snapshot() meter.Snapshot { return meter.Take() }
