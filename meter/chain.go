@@ -29,6 +29,19 @@ type Judge interface {
 	Ended(p *Probe, inclusive, inherent int64)
 }
 
+// Reenabler is told when a disabled probe is enabled again, so it can
+// reset what it keeps for the probe (hotspot gives back the initial balance).
+type Reenabler interface {
+	Reenabled(p *Probe)
+}
+
+// Spotter decides which firings of a disabled probe are metered anyway
+// (spotcheck). It sees a disabled probe's firings only when the chain keeps
+// gate words set (Chain.KeepGates).
+type Spotter interface {
+	Spot(p *Probe) bool
+}
+
 // Labeler labels a row of the model (hotspot labels hot probes).
 type Labeler interface {
 	Label(r *Row) string
@@ -65,6 +78,7 @@ type Chain struct {
 	Judges    []Judge
 	Labelers  []Labeler
 	Sink      Sink
+	Spotter   Spotter
 	TraceMax  int32
 	// KeepGates leaves a disabled probe's gate word set, so that its
 	// firings still reach Begin (spot checks count them there).
@@ -82,6 +96,7 @@ var engine struct {
 	judges    []Judge
 	labelers  []Labeler
 	sink      Sink
+	spotter   Spotter
 	traceMax  int32
 	keepGates bool
 	exts      []Extension
@@ -98,6 +113,7 @@ func Configure(c Chain) {
 	engine.judges = c.Judges
 	engine.labelers = c.Labelers
 	engine.sink = c.Sink
+	engine.spotter = c.Spotter
 	engine.traceMax = c.TraceMax
 	if engine.traceMax <= 0 {
 		engine.traceMax = math.MaxInt32

@@ -31,7 +31,7 @@ var (
 // firing.
 func (p *Probe) Begin() Firing {
 	if p.disabled.Load() != 0 || !engine.on {
-		return Firing{}
+		return spot(p)
 	}
 	g := current()
 	if g == nil {
@@ -74,6 +74,20 @@ func (p *Probe) Begin() Firing {
 		}
 	}
 	return g.push(p, pool)
+}
+
+// spot meters a firing of a disabled probe when the spotter asks for it,
+// outside the gates and the budget.
+func spot(p *Probe) Firing {
+	if engine.spotter == nil || !engine.on || !engine.spotter.Spot(p) {
+		return Firing{}
+	}
+	g := current()
+	if g == nil {
+		return Firing{}
+	}
+	g.acquire()
+	return g.push(p, Unlimited)
 }
 
 func startsTrace(g *Goroutine, p *Probe) bool {

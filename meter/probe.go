@@ -69,6 +69,11 @@ func (p *Probe) Disable(r Reason) {
 func (p *Probe) Enable() {
 	if p.disabled.Swap(uint32(Enabled)) != uint32(Enabled) {
 		p.reenabled.Add(1)
+		for _, j := range engine.judges {
+			if r, ok := j.(Reenabler); ok {
+				r.Reenabled(p)
+			}
+		}
 		if p.gate != nil && engine.on {
 			p.gate.Store(1)
 		}
