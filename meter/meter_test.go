@@ -293,6 +293,29 @@ func TestFiringsAllocateNothing(t *testing.T) {
 	}
 }
 
+// refuse is a gate that never starts a trace: outside traces nothing is
+// metered.
+type refuse struct{}
+
+func (refuse) Start(*Goroutine, *Probe) bool { return false }
+func (refuse) Ended(*Goroutine)              {}
+
+func TestUnmeteredFiringAllocatesNothing(t *testing.T) {
+	clock.UseManual()
+	configure(t, Chain{Gates: []Gate{refuse{}}})
+	f := newFixture(t, "gated")
+	f.fire(0, func() {}) // the first firing marks the probe as having ended
+	if !f.probes[0].ended.Load() {
+		t.Fatal("an unmetered firing's end went unnoticed")
+	}
+	if a := testing.AllocsPerRun(1000, func() { f.fire(0, func() {}) }); a != 0 {
+		t.Fatalf("%v allocations per unmetered firing, want 0", a)
+	}
+	if c := f.probes[0].Count(); c != 0 {
+		t.Fatalf("gate refused every firing, yet count = %d", c)
+	}
+}
+
 func TestEndTwiceAndLostEnd(t *testing.T) {
 	man := clock.UseManual()
 	configure(t, Chain{})
