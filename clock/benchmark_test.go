@@ -130,3 +130,51 @@ func BenchmarkInterval(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkInterleaved reads each source in turn, 256 reads at a time,
+// so that a neighbour's compile or the host's steal time falls on all of
+// them alike. It reports ns per read of each and the ratios that issue 2
+// sets targets on (time.Now / tsc ≥ 1.5).
+func BenchmarkInterleaved(b *testing.B) {
+	restore(b)
+	if err := Setup("tsc"); err != nil {
+		b.Skip(err)
+	}
+	const block = 256
+	var tsc, fenced, since, now time.Duration
+	var s int64
+	reads := 0
+	for b.Loop() {
+		t0 := time.Now()
+		for range block {
+			s += Now()
+		}
+		t1 := time.Now()
+		for range block {
+			s += rdtscFenced()
+		}
+		t2 := time.Now()
+		for range block {
+			s += int64(time.Since(base))
+		}
+		t3 := time.Now()
+		for range block {
+			s += time.Now().UnixNano()
+		}
+		t4 := time.Now()
+		tsc += t1.Sub(t0)
+		fenced += t2.Sub(t1)
+		since += t3.Sub(t2)
+		now += t4.Sub(t3)
+		reads += block
+	}
+	sink = s
+	per := func(d time.Duration) float64 { return float64(d) / float64(reads) }
+	b.ReportMetric(per(tsc), "ns/Now-tsc")
+	b.ReportMetric(per(fenced), "ns/lfence-rdtsc")
+	b.ReportMetric(per(since), "ns/time.Since")
+	b.ReportMetric(per(now), "ns/time.Now")
+	b.ReportMetric(float64(now)/float64(tsc), "time.Now/tsc")
+	b.ReportMetric(float64(since)/float64(tsc), "time.Since/tsc")
+	b.ReportMetric(float64(fenced)/float64(tsc), "lfence-rdtsc/rdtscp")
+}

@@ -1,0 +1,94 @@
+// Package clock is the metering runtime's tick source: the clock read at
+// the start and the end of every metered firing.
+//
+// # What it decides
+//
+// Which counter to read. On amd64 it is the time-stamp counter (TSC), read
+// with RDTSCP, when three things hold:
+//   - the CPU has RDTSCP (CPUID 0x80000001 EDX bit 27);
+//   - the CPU says the TSC is invariant, ticking at one rate in every P-, C-
+//     and T-state (CPUID 0x80000007 EDX bit 8);
+//   - the kernel's clocksource
+//     (/sys/devices/system/clocksource/clocksource0/current_clocksource) is
+//     "tsc". The kernel drops the TSC when it finds it unsynchronised
+//     between cores or unstable, which CPUID cannot tell; where the file is
+//     missing, CPUID decides alone.
+//
+// Otherwise, on other architectures, or when METER_CLOCK=mono, it reads the
+// runtime's monotonic clock (the one behind CLOCK_MONOTONIC) through
+// time.Since on a fixed base Time, which calls the runtime's nanotime
+// directly; no linkname is needed. Setup("auto") makes that choice,
+// Setup("tsc") insists on the TSC and returns an error when it cannot have
+// it, and Setup("mono") never tries. Invariant reports the checks alone.
+//
+// How ticks become nanoseconds. Setup calibrates the TSC against
+// CLOCK_MONOTONIC for at most 20 ms: 20 points spread over the budget, each
+// a monotonic reading bracketed by two TSC reads, the narrowest of 8 tries
+// (a VM's steal time can stall any read). Points wider than twice the
+// narrowest are dropped, and the rate is the median of the slopes between
+// pairs of points at least half the window apart. The loop checks the
+// budget before every read, so it never runs more than one read past it.
+// The rate becomes a multiplier and a shift: Nanos is a 64×64→128-bit
+// multiply (math/bits.Mul64) and a shift, with the multiplier kept in
+// [2^31, 2^32), a relative error under 5e-10, and no division. Ticks is the
+// inverse, for comparing raw tick differences with thresholds in time.
+//
+// RDTSCP or LFENCE;RDTSC. Both keep the read from running ahead of the
+// code it measures; a bare RDTSC does not. Measured on this project's
+// 2-core AMD EPYC VMs (BenchmarkRawRDTSCP, BenchmarkRawLFENCERDTSC,
+// BenchmarkInterleaved), LFENCE;RDTSC was sometimes up to 10% cheaper and
+// sometimes dearer, inside the noise that other tenants cause. That is no
+// strong reason to leave the instruction issue 2 names, so Now uses RDTSCP.
+//
+// # Costs
+//
+// Measured here in one run, where the host's steal time makes absolute
+// figures move by 2x from run to run (see benchmark_test.go):
+//   - Now with the TSC: one load, one branch, a call to a 5-instruction
+//     assembly function: about 30 to 45 ns, of which RDTSCP is nearly all;
+//   - Now with the mono source: about 40 to 115 ns;
+//   - time.Now, for comparison: about 105 to 185 ns, 2x to 4x the TSC;
+//   - Nanos: a multiply and two shifts, a few ns;
+//   - Elapsed: a subtraction and a branch; an atomic add only when it
+//     clamps.
+//
+// Now cannot be inlined: it calls both the assembly read and time.Since,
+// and two calls exceed the inliner's budget.
+//
+// # What it must never do
+//
+// Now, Nanos, Ticks, Elapsed and WallNanos run on the hot path: they never
+// allocate, block or take a lock, and read package variables that only
+// Setup and UseManual write. Setup and UseManual are therefore not safe
+// while other goroutines read the clock; the runtime calls Setup once,
+// before the first probe fires. Setup itself may spin for 20 ms.
+//
+// # Negative durations
+//
+// A goroutine may start a firing on one core and end it on another. If
+// the two cores' TSCs are not synchronised (a firmware that writes the
+// TSC, a hypervisor that migrates a vCPU between hosts, an older
+// multi-socket machine), the end can read earlier than the start. The
+// kernel check makes that rare but cannot rule it out. Elapsed clamps such
+// a difference to zero instead of letting it become a huge unsigned time
+// or a negative inherent time, and counts it: Clamped reports the count,
+// and the performance model carries it.
+//
+// # Accuracy
+//
+// A TSC duration over 1 s agrees with CLOCK_MONOTONIC within 0.01%
+// (TestAccuracyOneSecond measures it; here the difference was about
+// 0.000001%). CLOCK_MONOTONIC follows NTP's frequency correction; the
+// calibration takes the correction in force at start-up, and a later
+// change in it shows up as a difference of the same size.
+//
+// WallNanos places a tick reading in Unix time from one pairing of the
+// tick source with the wall clock, taken by Setup; it does not follow
+// later steps of the wall clock.
+//
+// # Tests
+//
+// UseManual gives a clock that moves only when told to (ticks are
+// nanoseconds), so that tests of the engine and the extensions can count
+// exactly.
+package clock
