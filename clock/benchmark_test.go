@@ -131,50 +131,66 @@ func BenchmarkInterval(b *testing.B) {
 	}
 }
 
-// BenchmarkInterleaved reads each source in turn, 256 reads at a time,
-// so that a neighbour's compile or the host's steal time falls on all of
-// them alike. It reports ns per read of each and the ratios that issue 2
-// sets targets on (time.Now / tsc ≥ 1.5).
+// The blocks of BenchmarkInterleaved: 256 direct reads each.
+const block = 256
+
+func blockNow() (s int64) {
+	for range block {
+		s += Now()
+	}
+	return s
+}
+
+func blockFenced() (s int64) {
+	for range block {
+		s += rdtscFenced()
+	}
+	return s
+}
+
+func blockSince() (s int64) {
+	for range block {
+		s += int64(time.Since(base))
+	}
+	return s
+}
+
+func blockTimeNow() (s int64) {
+	for range block {
+		s += time.Now().UnixNano()
+	}
+	return s
+}
+
+// BenchmarkInterleaved reads each source in turn, 256 reads at a time and
+// in a rotating order, so that a neighbour's compile or the host's steal
+// time falls on all of them alike. It reports ns per read of each and the
+// ratios that issue 2 sets targets on (time.Now / tsc ≥ 1.5).
 func BenchmarkInterleaved(b *testing.B) {
 	restore(b)
 	if err := Setup("tsc"); err != nil {
 		b.Skip(err)
 	}
-	const block = 256
-	var tsc, fenced, since, now time.Duration
+	blocks := [...]func() int64{blockNow, blockFenced, blockSince, blockTimeNow}
+	var took [len(blocks)]time.Duration
 	var s int64
-	reads := 0
+	rounds := 0
 	for b.Loop() {
-		t0 := time.Now()
-		for range block {
-			s += Now()
+		for k := range blocks {
+			i := (k + rounds) % len(blocks)
+			t0 := time.Now()
+			s += blocks[i]()
+			took[i] += time.Since(t0)
 		}
-		t1 := time.Now()
-		for range block {
-			s += rdtscFenced()
-		}
-		t2 := time.Now()
-		for range block {
-			s += int64(time.Since(base))
-		}
-		t3 := time.Now()
-		for range block {
-			s += time.Now().UnixNano()
-		}
-		t4 := time.Now()
-		tsc += t1.Sub(t0)
-		fenced += t2.Sub(t1)
-		since += t3.Sub(t2)
-		now += t4.Sub(t3)
-		reads += block
+		rounds++
 	}
 	sink = s
-	per := func(d time.Duration) float64 { return float64(d) / float64(reads) }
-	b.ReportMetric(per(tsc), "ns/Now-tsc")
-	b.ReportMetric(per(fenced), "ns/lfence-rdtsc")
-	b.ReportMetric(per(since), "ns/time.Since")
-	b.ReportMetric(per(now), "ns/time.Now")
-	b.ReportMetric(float64(now)/float64(tsc), "time.Now/tsc")
-	b.ReportMetric(float64(since)/float64(tsc), "time.Since/tsc")
-	b.ReportMetric(float64(fenced)/float64(tsc), "lfence-rdtsc/rdtscp")
+	per := func(d time.Duration) float64 { return float64(d) / float64(rounds*block) }
+	b.ReportMetric(per(took[0]), "ns/Now-tsc")
+	b.ReportMetric(per(took[1]), "ns/lfence-rdtsc")
+	b.ReportMetric(per(took[2]), "ns/time.Since")
+	b.ReportMetric(per(took[3]), "ns/time.Now")
+	b.ReportMetric(float64(took[3])/float64(took[0]), "time.Now/tsc")
+	b.ReportMetric(float64(took[2])/float64(took[0]), "time.Since/tsc")
+	b.ReportMetric(float64(took[1])/float64(took[0]), "lfence-rdtsc/rdtscp")
 }
