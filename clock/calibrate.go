@@ -14,6 +14,7 @@ const calibrationBudget = 20 * time.Millisecond
 const (
 	calibrationPoints  = 20 // points spread evenly over the budget
 	calibrationTries   = 8  // paired reads per point; the narrowest wins
+	calibrationClosing = 100 * time.Microsecond
 	calibrationSpread  = 1e-3
 	calibrationMinRate = 1e-3 // ticks per ns: 1 MHz …
 	calibrationMaxRate = 100  // … 100 GHz
@@ -37,7 +38,8 @@ type point struct {
 }
 
 // calibrate estimates the rate of read, in ticks per monotonic nanosecond,
-// spending at most budget (plus at most one read past it).
+// spending at most budget. Past it, at most the read under way finishes,
+// and, when a stall cut the points short, one closing point is taken.
 //
 // A VM's steal time can stall any read for microseconds or milliseconds,
 // so no single pair of readings can be trusted:
@@ -65,6 +67,17 @@ func calibrate(read func() int64, budget time.Duration) (calibration, error) {
 		}
 		pts[n] = p
 		n++
+	}
+	// On a busy host the OS may preempt this thread for tens or hundreds
+	// of ms, eating the budget and leaving the points bunched at its
+	// start. The stall costs accuracy nothing, only the points matter, so
+	// one closing point (at most calibrationClosing of reads) restores a
+	// wide window instead of giving up the TSC.
+	if n > 0 && n < calibrationPoints {
+		if p, ok := bracket(read, mono, mono()+int64(calibrationClosing)); ok {
+			pts[n] = p
+			n++
+		}
 	}
 	c.took = time.Since(start)
 	c.points = n
