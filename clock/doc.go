@@ -28,6 +28,13 @@
 // narrowest are dropped, and the rate is the median of the slopes between
 // pairs of points at least half the window apart. The loop checks the
 // budget before every read, so it never runs more than one read past it.
+// On a busy host the OS may preempt the calibrating thread for longer than
+// the whole budget (seen here: 50 to 350 ms under a parallel compile). The
+// stall costs no accuracy, only the points matter, so instead of giving up
+// the TSC the loop then takes one closing point (a few reads, at most
+// 100 µs) and so gains a wider window. Calibration fails, and "auto" keeps
+// the mono source, only when fewer than two narrow points span a quarter
+// of the budget, or when the pair estimates disagree by more than 0.1%.
 // The rate becomes a multiplier and a shift: Nanos is a 64×64→128-bit
 // multiply (math/bits.Mul64) and a shift, with the multiplier kept in
 // [2^31, 2^32), a relative error under 5e-10, and no division. Ticks is the
