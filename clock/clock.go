@@ -25,8 +25,9 @@ const (
 	modeManual
 )
 
-// clocksourcePath is where Linux names the clocksource it trusts.
-const clocksourcePath = "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+// clocksourcePath is where Linux names the clocksource it trusts; a
+// variable so that tests can stand in for a kernel that distrusts the TSC.
+var clocksourcePath = "/sys/devices/system/clocksource/clocksource0/current_clocksource"
 
 // Identity scale: ticks are nanoseconds (mono and manual sources).
 const (

@@ -222,6 +222,32 @@ func TestKernelClocksource(t *testing.T) {
 	}
 }
 
+// TestSetupDistrustedTSC stands in for a kernel that has dropped the TSC:
+// "tsc" must fail and leave mono, "auto" must quietly choose mono.
+func TestSetupDistrustedTSC(t *testing.T) {
+	restore(t)
+	p := filepath.Join(t.TempDir(), "current_clocksource")
+	if err := os.WriteFile(p, []byte("hpet\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	saved := clocksourcePath
+	clocksourcePath = p
+	defer func() { clocksourcePath = saved }()
+
+	if Invariant() {
+		t.Fatal("Invariant with clocksource hpet")
+	}
+	err := Setup("tsc")
+	if err == nil || Source() != SourceMono {
+		t.Errorf("Setup(tsc) with clocksource hpet: err %v, Source %q; want an error and mono", err, Source())
+	} else {
+		t.Logf("Setup(tsc): %v", err)
+	}
+	if err := Setup("auto"); err != nil || Source() != SourceMono {
+		t.Errorf("Setup(auto) with clocksource hpet: err %v, Source %q; want nil and mono", err, Source())
+	}
+}
+
 // TestCalibrateKnownRate calibrates a synthetic counter that runs at
 // exactly 3 ticks per monotonic ns, so any error is the method's own.
 func TestCalibrateKnownRate(t *testing.T) {
