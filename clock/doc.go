@@ -41,23 +41,27 @@
 // inverse, for comparing raw tick differences with thresholds in time.
 //
 // RDTSCP or LFENCE;RDTSC. Both keep the read from running ahead of the
-// code it measures; a bare RDTSC does not. Measured on this project's
-// 2-core AMD EPYC VMs (BenchmarkRawRDTSCP, BenchmarkRawLFENCERDTSC,
-// BenchmarkInterleaved), LFENCE;RDTSC was sometimes up to 10% cheaper and
-// sometimes dearer, inside the noise that other tenants cause. That is no
-// strong reason to leave the instruction issue 2 names, so Now uses RDTSCP.
+// code it measures; a bare RDTSC does not (and costs half as much here,
+// 13 ns against 27). On this project's 2-core AMD EPYC VMs,
+// BenchmarkInterleaved, which alternates the reads in blocks so that
+// neighbours' load falls on both alike, put LFENCE;RDTSC at 1.02x the cost
+// of RDTSCP (±4%, 6 runs). Benchmarks run one after the other differed by
+// up to 10% either way, inside the noise. With no measured reason to leave
+// the instruction issue 2 names, Now uses RDTSCP.
 //
 // # Costs
 //
-// Measured here in one run, where the host's steal time makes absolute
-// figures move by 2x from run to run (see benchmark_test.go):
+// Ratios measured within one run (BenchmarkInterleaved, 6 runs, medians);
+// absolute figures move by 2x with the host's steal time:
 //   - Now with the TSC: one load, one branch, a call to a 5-instruction
-//     assembly function: about 30 to 45 ns, of which RDTSCP is nearly all;
-//   - Now with the mono source: about 40 to 115 ns;
-//   - time.Now, for comparison: about 105 to 185 ns, 2x to 4x the TSC;
-//   - Nanos: a multiply and two shifts, a few ns;
+//     assembly function; 27 ns here, nearly all of it RDTSCP;
+//   - Now with the mono source (time.Since): 1.44x the TSC, 39 ns;
+//   - time.Now, for comparison: 2.47x the TSC, 66 ns;
+//   - Nanos: MULQ and SHRQ on two package variables, about 3 ns;
 //   - Elapsed: a subtraction and a branch; an atomic add only when it
-//     clamps.
+//     clamps;
+//   - two reads, Elapsed and Nanos, as a metered firing pays them: 59 ns
+//     with the TSC, 82 ns with mono.
 //
 // Now cannot be inlined: it calls both the assembly read and time.Since,
 // and two calls exceed the inliner's budget.
