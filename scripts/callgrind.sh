@@ -23,7 +23,7 @@ per() { # case → instructions per operation
 plain=$(per plain)
 printf '%-12s %6s %s\n' case 'Ir/op' 'over plain'
 printf '%-12s %6d\n' plain "$plain"
-for c in disabled twin-disabled metered twin-metered clock-read; do
+for c in ${CASES:-disabled twin-disabled metered metered-manual-clock clock-read}; do
   v=$(per "$c")
   printf '%-12s %6d %+d\n' "$c" "$v" $((v - plain))
 done
