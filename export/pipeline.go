@@ -118,7 +118,7 @@ type Pipeline struct {
 	spans   atomic.Int64 // spans queued, since the start
 	wakeups atomic.Int64 // times the exporter goroutine woke
 	sent    atomic.Int64 // spans handed to the exporter and the paths
-	failed  atomic.Int64 // export calls that returned an error
+	failed  atomic.Int64 // spans in export calls that returned an error
 
 	ctx      context.Context // canceled when Shutdown runs out of time
 	cancel   context.CancelFunc
@@ -132,8 +132,10 @@ type Pipeline struct {
 	buf      []record
 	views    []spanView
 	ro       []sdktrace.ReadOnlySpan
-	reported int64
-	lastLine time.Time
+	reported int64     // dropped, as of the last line on stderr
+	failRep  int64     // failed, as of the last line on stderr
+	lastErr  error     // the last export error
+	lastLine time.Time // when the last line was written
 
 	labels labeler
 }
@@ -248,8 +250,8 @@ type Stats struct {
 	Queued   int64 // spans that entered the queue
 	Dropped  int64 // spans dropped: queue full or pipeline shut down
 	Exported int64 // spans handed to the exporter (and the call paths)
+	Failed   int64 // of those, spans whose export call returned an error
 	Wakeups  int64 // times the exporter goroutine woke up
-	Failed   int64 // export calls that returned an error
 }
 
 // Stats returns the pipeline's counters.
@@ -405,7 +407,10 @@ func (p *Pipeline) exportOnce() int {
 		}
 		ctx, cancel := context.WithTimeout(p.ctx, p.cfg.exportTimeout)
 		if err := p.cfg.exporter.ExportSpans(ctx, p.ro[:n]); err != nil {
-			p.failed.Add(1)
+			// Lost too: the model counts them with the dropped spans.
+			p.failed.Add(int64(n))
+			meter.AddDropped(int64(n))
+			p.lastErr = err
 		}
 		cancel()
 		clear(p.views[:n]) // let go of the probes' names and the resource
@@ -414,17 +419,23 @@ func (p *Pipeline) exportOnce() int {
 	return n
 }
 
-// report prints one line on standard error about spans dropped since the
-// last line, at most once per drop-report interval, and at the end.
+// report prints one line on standard error about spans dropped, and one
+// about failed exports, since the last lines: at most once per drop-report
+// interval, and at the end.
 func (p *Pipeline) report(final bool) {
-	d := p.dropped.Load()
-	if d == p.reported {
+	d, fl := p.dropped.Load(), p.failed.Load()
+	if d == p.reported && fl == p.failRep {
 		return
 	}
 	now := time.Now()
 	if !final && now.Sub(p.lastLine) < p.cfg.dropReport {
 		return
 	}
-	fmt.Fprintf(p.cfg.stderr, "meter: export queue full: dropped %d spans (%d in all)\n", d-p.reported, d)
-	p.reported, p.lastLine = d, now
+	if d != p.reported {
+		fmt.Fprintf(p.cfg.stderr, "meter: export queue full: dropped %d spans (%d in all)\n", d-p.reported, d)
+	}
+	if fl != p.failRep {
+		fmt.Fprintf(p.cfg.stderr, "meter: exporting spans failed: %v; lost %d spans (%d in all)\n", p.lastErr, fl-p.failRep, fl)
+	}
+	p.reported, p.failRep, p.lastLine = d, fl, now
 }
