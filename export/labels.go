@@ -78,3 +78,16 @@ func (l *labeler) state(g *meter.Goroutine) *savedLabels {
 	v, _ := l.saved.LoadOrStore(g, &savedLabels{})
 	return v.(*savedLabels)
 }
+
+// LabelSink is a meter.Sink that only sets the pprof labels of traced
+// goroutines: for a program that traces but exports no traces.
+type LabelSink struct{ l labeler }
+
+// NewLabelSink returns a sink that labels traced goroutines.
+func NewLabelSink() *LabelSink { return &LabelSink{labeler{on: true}} }
+
+// TraceStarted sets the goroutine's labels.
+func (s *LabelSink) TraceStarted(g *meter.Goroutine, root *meter.Probe) { s.l.started(g, root) }
+
+// TraceEnded puts back the labels the goroutine had before the trace.
+func (s *LabelSink) TraceEnded(g *meter.Goroutine, _ []meter.Span, _ bool) { s.l.ended(g) }

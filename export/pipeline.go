@@ -207,7 +207,9 @@ func (p *Pipeline) TraceStarted(g *meter.Goroutine, root *meter.Probe) {
 //
 // Cost: one CAS on the queue's tail for the whole trace, then a 64-byte copy
 // and an atomic store per span; no lock, no allocation, no blocking. Spans
-// that do not fit are dropped and counted.
+// that do not fit are dropped and counted. The producer whose spans complete
+// a batch wakes the exporter and yields its processor (runtime.Gosched):
+// once per batch.
 func (p *Pipeline) TraceEnded(g *meter.Goroutine, spans []meter.Span, truncated bool) {
 	p.labels.ended(g)
 	n := len(spans)
@@ -236,7 +238,13 @@ func (p *Pipeline) TraceEnded(g *meter.Goroutine, spans []meter.Span, truncated 
 	}
 	if k > 0 {
 		p.spans.Add(int64(k))
-		p.q.produced(k)
+		if p.q.produced(k) {
+			// The exporter is runnable now, but Go runs it only when a
+			// processor is free: with every P busy producing, it would
+			// wait for preemption (10 ms) while the queue overflows.
+			// Yield, once per batch, not per span.
+			runtime.Gosched()
+		}
 	}
 }
 

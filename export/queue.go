@@ -102,15 +102,17 @@ func (q *queue) publish(pos uint64, r *record) {
 }
 
 // produced tells the consumer k more spans are queued, waking it when they
-// complete the batch it waits for.
-func (q *queue) produced(k int) {
+// complete the batch it waits for, and reports whether it did.
+func (q *queue) produced(k int) bool {
 	n := q.needed.Add(-int64(k))
 	if n <= 0 && n+int64(k) > 0 {
 		select {
 		case q.wake <- struct{}{}:
+			return true
 		default:
 		}
 	}
+	return false
 }
 
 // pending reports how many positions are claimed and not yet read. Some of
