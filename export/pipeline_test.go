@@ -259,7 +259,7 @@ func TestShutdownFlushes(t *testing.T) {
 // hold Shutdown past its deadline.
 func TestShutdownTimeout(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.stuck", nil)
-	p := NewPipeline(WithSpanExporter(stuckExporter{}), WithBatchSize(4), WithScheduleDelay(time.Hour), WithLabels(false))
+	p := NewPipeline(WithSpanExporter(stuckExporter{}), WithBatchSize(4), WithScheduleDelay(time.Hour), WithLabels(false), WithStderr(io.Discard))
 	g := &meter.Goroutine{TraceID: 3}
 	for range 10 {
 		p.TraceEnded(g, spansOf(probe, 4), false)

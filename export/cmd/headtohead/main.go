@@ -73,7 +73,7 @@ type system interface {
 	start(exp *counter, lockExporter bool)
 	trace() // one trace of *flagSpans spans, on the calling goroutine
 	stop()
-	wakeups() int64    // as the system counts them itself; -1 if it does not
+	wakeups() int64     // as the system counts them itself; -1 if it does not
 	exporterCPU() int64 // ns, -1 if not known
 	exporterFunc() string
 }
