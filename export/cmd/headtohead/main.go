@@ -55,7 +55,7 @@ var (
 	flagRate      = flag.Int("rate", 10000, "spans per second per producer in the steady run")
 	flagSpans     = flag.Int("spans", 1, "spans per trace")
 	flagLabels    = flag.Bool("labels", false, "meter: set pprof labels on traced goroutines")
-	flagWakeups   = flag.Bool("wakeups", true, "count exporter wake-ups from a runtime trace of the steady run")
+	flagWakeups   = flag.Bool("trace", true, "read exporter wake-ups and running time from a runtime trace of the steady run")
 )
 
 // counter is the no-op exporter: it counts spans.
@@ -204,13 +204,13 @@ func allocs(s system) (float64, float64) {
 
 type steadyResult struct {
 	spans       int64
-	nonProducer time.Duration // process CPU − producer threads' CPU
-	exporter    time.Duration // -1 if unknown
-	selfWakeups int64         // -1 if unknown
-	traceWakes  int64         // -1 if not measured
+	process     time.Duration // process CPU
+	exporter    time.Duration // meter's exporter thread, read directly; -1 if unknown
+	selfWakeups int64         // as meter counts them; -1 if unknown
+	trace       traced        // from the runtime trace
 }
 
-// steady runs n producers at rate spans/s each for d.
+// steady runs n producers at rate spans/s each for d, under a runtime trace.
 func steady(s system, n, rate int, d time.Duration) steadyResult {
 	exp := &counter{}
 	s.start(exp, true)
@@ -219,39 +219,37 @@ func steady(s system, n, rate int, d time.Duration) steadyResult {
 	w0, x0 := s.wakeups(), s.exporterCPU()
 	stopTrace := startTrace(s)
 	proc0 := export.ProcessCPU()
-	var prodCPU atomic.Int64
 	var made atomic.Int64
 	var wg sync.WaitGroup
-	tracesPerMs := max(rate/1000 / *flagSpans, 1)
+	// Spans are made one tick of 1 ms at a time (10 spans per tick at the
+	// default rate), catching up after a sleep that overshot. Finer ticks
+	// are not kept on these VMs (a 100 µs sleep takes about 1 ms), and
+	// bursts favour the BSP: it wakes once per burst, not once per span.
+	const tick = time.Millisecond
+	perSpan := time.Second / time.Duration(rate)
 	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			c0 := export.ThreadCPU()
 			start := time.Now()
-			next := start
 			k := int64(0)
-			for time.Since(start) < d {
-				for range tracesPerMs {
+			for {
+				el := time.Since(start)
+				if el >= d {
+					break
+				}
+				for due := int64(el / perSpan); k < due; k += int64(*flagSpans) {
 					s.trace()
 				}
-				k += int64(tracesPerMs * *flagSpans)
-				next = next.Add(time.Millisecond)
-				if w := time.Until(next); w > 0 {
-					time.Sleep(w)
-				}
+				time.Sleep(tick)
 			}
-			prodCPU.Add(export.ThreadCPU() - c0)
 			made.Add(k)
 		}()
 	}
 	wg.Wait()
-	proc1 := export.ProcessCPU()
-	r.traceWakes = stopTrace()
+	r.process = time.Duration(export.ProcessCPU() - proc0)
+	r.trace = stopTrace()
 	r.spans = made.Load()
-	r.nonProducer = time.Duration(proc1 - proc0 - prodCPU.Load())
 	r.selfWakeups = -1
 	if w := s.wakeups(); w >= 0 {
 		r.selfWakeups = w - w0
@@ -292,25 +290,34 @@ func main() {
 		fmt.Printf("%-10d %-26s %-26s %.1fx\n", n, fmt.Sprintf("%.3gM (%.3gM)", ex[0]/1e6, pr[0]/1e6), fmt.Sprintf("%.3gM (%.3gM)", ex[1]/1e6, pr[1]/1e6), ex[0]/ex[1])
 	}
 
-	fmt.Printf("\nSteady %d spans/s per producer for %v: CPU outside the producers per second of run; exporter wake-ups per 10,000 spans\n", *flagRate, *flagSteady)
-	fmt.Printf("%-10s %-12s %-12s %-10s %-14s %-14s %-12s %s\n", "producers", "meter CPU", "BSP CPU", "meter/BSP", "meter thread", "meter wakes", "BSP wakes", "(meter self-count)")
+	fmt.Printf("\nSteady %d spans/s per producer for %v, per second of run: the exporter goroutine's running time (runtime trace),\n", *flagRate, *flagSteady)
+	fmt.Printf("meter's exporter thread CPU (getrusage, locked thread), process CPU; exporter wake-ups per 10,000 spans (runtime trace).\n")
+	fmt.Printf("%-10s %-11s %-11s %-10s %-13s %-11s %-11s %-11s %-9s %s\n", "producers", "meter exp", "BSP exp", "meter/BSP", "meter thread", "meter proc", "BSP proc", "meter wakes", "BSP wakes", "(meter self-count)")
 	for _, n := range counts {
 		var rs [2]steadyResult
 		for i, s := range systems {
 			rs[i] = steady(s, n, *flagRate, *flagSteady)
 		}
-		perSec := func(d time.Duration) time.Duration { return time.Duration(float64(d) / flagSteady.Seconds()) }
+		ms := func(d time.Duration) string {
+			if d < 0 {
+				return "n/a"
+			}
+			return fmt.Sprintf("%.2fms", float64(d)/1e6/flagSteady.Seconds())
+		}
 		wakes := func(w, spans int64) string {
 			if w < 0 || spans == 0 {
 				return "n/a"
 			}
 			return fmt.Sprintf("%.1f", float64(w)*10000/float64(spans))
 		}
-		fmt.Printf("%-10d %-12v %-12v %-10.2f %-14v %-14s %-12s %s\n", n,
-			perSec(rs[0].nonProducer).Round(time.Microsecond), perSec(rs[1].nonProducer).Round(time.Microsecond),
-			float64(rs[0].nonProducer)/float64(rs[1].nonProducer),
-			perSec(rs[0].exporter).Round(time.Microsecond),
-			wakes(rs[0].traceWakes, rs[0].spans), wakes(rs[1].traceWakes, rs[1].spans), wakes(rs[0].selfWakeups, rs[0].spans))
+		ratio := "n/a"
+		if rs[0].trace.running >= 0 && rs[1].trace.running > 0 {
+			ratio = fmt.Sprintf("%.3f", float64(rs[0].trace.running)/float64(rs[1].trace.running))
+		}
+		fmt.Printf("%-10d %-11s %-11s %-10s %-13s %-11s %-11s %-11s %-9s %s\n", n,
+			ms(time.Duration(rs[0].trace.running)), ms(time.Duration(rs[1].trace.running)), ratio,
+			ms(rs[0].exporter), ms(rs[0].process), ms(rs[1].process),
+			wakes(rs[0].trace.wakeups, rs[0].spans), wakes(rs[1].trace.wakeups, rs[1].spans), wakes(rs[0].selfWakeups, rs[0].spans))
 	}
 
 	fmt.Printf("\nProducer allocations per span (1 producer)\n")
