@@ -410,8 +410,9 @@ func (p *Pipeline) exportOnce() int {
 		p.cfg.paths.add(recs)
 	}
 	if p.cfg.exporter != nil {
+		res := resourceOf(p.cfg.exporter)
 		for i := range recs {
-			p.view(&p.views[i], &recs[i])
+			p.view(&p.views[i], &recs[i], res)
 		}
 		ctx, cancel := context.WithTimeout(p.ctx, p.cfg.exportTimeout)
 		if err := p.cfg.exporter.ExportSpans(ctx, p.ro[:n]); err != nil {
@@ -421,7 +422,8 @@ func (p *Pipeline) exportOnce() int {
 			p.lastErr = err
 		}
 		cancel()
-		clear(p.views[:n]) // let go of the probes' names and the resource
+		// The views keep pointing at probe names and the resource, which
+		// live as long as the process: nothing to clear.
 	}
 	p.sent.Add(int64(n))
 	return n

@@ -55,7 +55,7 @@ type spanView struct {
 // is 4 random bytes drawn once per process followed by 1 + the span's index
 // in its trace, so ids are unique within a trace, never zero, and a parent's
 // id follows from its index without a look-up.
-func (p *Pipeline) view(v *spanView, r *record) {
+func (p *Pipeline) view(v *spanView, r *record, res *resource.Resource) {
 	var tid trace.TraceID
 	copy(tid[:8], p.trace[:])
 	binary.BigEndian.PutUint64(tid[8:], r.trace)
@@ -77,7 +77,7 @@ func (p *Pipeline) view(v *spanView, r *record) {
 		v.attrs[1] = attribute.Bool(AttrTruncated, true)
 		v.nattrs = 2
 	}
-	v.res = resourceOf(p.cfg.exporter)
+	v.res = res
 }
 
 func (p *Pipeline) spanID(index int32) trace.SpanID {
