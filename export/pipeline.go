@@ -208,8 +208,9 @@ func (p *Pipeline) TraceStarted(g *meter.Goroutine, root *meter.Probe) {
 // Cost: one CAS on the queue's tail for the whole trace, then a 64-byte copy
 // and an atomic store per span; no lock, no allocation, no blocking. Spans
 // that do not fit are dropped and counted. The producer whose spans complete
-// a batch wakes the exporter and yields its processor (runtime.Gosched):
-// once per batch.
+// a batch wakes the exporter. A producer that finds the queue full while
+// the exporter is still parked yields its processor (runtime.Gosched), so
+// that the woken exporter gets to run.
 func (p *Pipeline) TraceEnded(g *meter.Goroutine, spans []meter.Span, truncated bool) {
 	p.labels.ended(g)
 	n := len(spans)
@@ -235,16 +236,17 @@ func (p *Pipeline) TraceEnded(g *meter.Goroutine, spans []meter.Span, truncated 
 		// Spans are in the order their firings began, so the prefix
 		// that fits keeps every parent link.
 		p.drop(n - k)
+		if p.q.parked.Load() {
+			// Full, and the exporter has been woken but has not run:
+			// Go runs a woken goroutine only when a processor is free,
+			// and with every P producing it would wait for preemption
+			// (10 ms) while spans drop. Yield the processor.
+			runtime.Gosched()
+		}
 	}
 	if k > 0 {
 		p.spans.Add(int64(k))
-		if p.q.produced(k) {
-			// The exporter is runnable now, but Go runs it only when a
-			// processor is free: with every P busy producing, it would
-			// wait for preemption (10 ms) while the queue overflows.
-			// Yield, once per batch, not per span.
-			runtime.Gosched()
-		}
+		p.q.produced(k)
 	}
 }
 
@@ -354,20 +356,25 @@ func (p *Pipeline) run() {
 		if !p.q.arm(batch) {
 			continue
 		}
+		p.q.parked.Store(true)
 		select {
 		case <-p.q.wake:
+			p.q.parked.Store(false)
 			p.q.disarm()
 			p.wakeups.Add(1)
 		case <-timer.C:
+			p.q.parked.Store(false)
 			p.q.disarm()
 			p.wakeups.Add(1)
 			p.exportAll()
 			timer.Reset(p.cfg.delay)
 		case reply := <-p.flushReq:
+			p.q.parked.Store(false)
 			p.q.disarm()
 			p.exportAll()
 			close(reply)
 		case <-p.stop:
+			p.q.parked.Store(false)
 			p.q.disarm()
 			p.exportAll()
 			p.report(true)

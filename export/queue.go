@@ -49,6 +49,7 @@ type queue struct {
 	head   atomic.Uint64 // next position to read; written by the consumer only
 	_      pad
 	needed atomic.Int64
+	parked atomic.Bool // the consumer is (about to be) waiting in select
 	_      pad
 	slots  []slot
 	mask   uint64
