@@ -38,17 +38,15 @@ var Scope = instrumentation.Scope{Name: "github.com/meterio/meter"}
 type spanView struct {
 	sdktrace.ReadOnlySpan // nil: supplies the unexported method only
 
-	name   string
-	sc     trace.SpanContext
-	parent trace.SpanContext
-	start  time.Time
-	end    time.Time
-	attrs  [2]attribute.KeyValue
-	nattrs int
-	res    *resource.Resource
+	r     *record // in the exporter goroutine's batch buffer
+	p     *Pipeline
+	res   *resource.Resource
+	attrs [1]attribute.KeyValue
 }
 
-// view fills v from r, on the exporter goroutine.
+// view points v at r, on the exporter goroutine. The methods compute what
+// the exporter asks for from the record when it asks (each once, in
+// practice): the views stay small, and a batch touches little memory.
 //
 // Ids: the trace id is 8 random bytes drawn once per process followed by the
 // goroutine's meter trace id (unique in the process), big-endian. A span id
@@ -56,28 +54,7 @@ type spanView struct {
 // in its trace, so ids are unique within a trace, never zero, and a parent's
 // id follows from its index without a look-up.
 func (p *Pipeline) view(v *spanView, r *record, res *resource.Resource) {
-	var tid trace.TraceID
-	copy(tid[:8], p.trace[:])
-	binary.BigEndian.PutUint64(tid[8:], r.trace)
-	v.name = r.probe.Name()
-	v.sc = trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: p.spanID(r.index), TraceFlags: trace.FlagsSampled})
-	v.parent = trace.SpanContext{}
-	if r.parent >= 0 {
-		v.parent = trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: p.spanID(r.parent), TraceFlags: trace.FlagsSampled})
-	}
-	start := clock.WallNanos(r.start)
-	end := start + clock.Nanos(clock.Elapsed(r.start, r.end))
-	if r.end == 0 { // the firing's End was lost (a Begin without a deferred End)
-		end = start
-	}
-	v.start, v.end = time.Unix(0, start), time.Unix(0, end)
-	v.attrs[0] = attribute.Int64(AttrInherent, r.inherent)
-	v.nattrs = 1
-	if r.flags&flagTruncated != 0 {
-		v.attrs[1] = attribute.Bool(AttrTruncated, true)
-		v.nattrs = 2
-	}
-	v.res = res
+	v.r, v.p, v.res = r, p, res
 }
 
 func (p *Pipeline) spanID(index int32) trace.SpanID {
@@ -110,16 +87,45 @@ func resourceOf(e sdktrace.SpanExporter) *resource.Resource {
 
 var defaultResource = resource.Default()
 
-func (v *spanView) Name() string                     { return v.name }
-func (v *spanView) SpanContext() trace.SpanContext   { return v.sc }
-func (v *spanView) Parent() trace.SpanContext        { return v.parent }
-func (v *spanView) SpanKind() trace.SpanKind         { return trace.SpanKindInternal }
-func (v *spanView) StartTime() time.Time             { return v.start }
-func (v *spanView) EndTime() time.Time               { return v.end }
-func (v *spanView) Attributes() []attribute.KeyValue { return v.attrs[:v.nattrs:v.nattrs] }
-func (v *spanView) Links() []sdktrace.Link           { return nil }
-func (v *spanView) Events() []sdktrace.Event         { return nil }
-func (v *spanView) Status() sdktrace.Status          { return sdktrace.Status{} }
+func (v *spanView) Name() string { return v.r.probe.Name() }
+
+func (v *spanView) SpanContext() trace.SpanContext {
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: v.p.TraceID(v.r.trace), SpanID: v.p.spanID(v.r.index), TraceFlags: trace.FlagsSampled})
+}
+
+func (v *spanView) Parent() trace.SpanContext {
+	if v.r.parent < 0 {
+		return trace.SpanContext{}
+	}
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: v.p.TraceID(v.r.trace), SpanID: v.p.spanID(v.r.parent), TraceFlags: trace.FlagsSampled})
+}
+
+func (v *spanView) SpanKind() trace.SpanKind { return trace.SpanKindInternal }
+
+func (v *spanView) StartTime() time.Time { return time.Unix(0, clock.WallNanos(v.r.start)) }
+
+func (v *spanView) EndTime() time.Time {
+	start := clock.WallNanos(v.r.start)
+	if v.r.end == 0 { // the firing's End was lost (a Begin without a deferred End)
+		return time.Unix(0, start)
+	}
+	return time.Unix(0, start+clock.Nanos(clock.Elapsed(v.r.start, v.r.end)))
+}
+
+// Attributes returns the inherent time, and on a truncated root the
+// truncation mark (that one allocates: once per truncated trace).
+func (v *spanView) Attributes() []attribute.KeyValue {
+	inh := attribute.Int64(AttrInherent, v.r.inherent)
+	if v.r.flags&flagTruncated != 0 {
+		return []attribute.KeyValue{inh, attribute.Bool(AttrTruncated, true)}
+	}
+	v.attrs[0] = inh
+	return v.attrs[:]
+}
+
+func (v *spanView) Links() []sdktrace.Link   { return nil }
+func (v *spanView) Events() []sdktrace.Event { return nil }
+func (v *spanView) Status() sdktrace.Status  { return sdktrace.Status{} }
 func (v *spanView) InstrumentationScope() instrumentation.Scope {
 	return Scope
 }

@@ -21,6 +21,12 @@
 //   - producer allocations per span (1 producer, runtime.MemStats over the
 //     whole process: the exporters allocate per batch, not per span).
 //
+// The no-op exporter only counts spans, as in the study. meter builds a
+// span's OpenTelemetry fields when the exporter reads them, on the exporter
+// goroutine; the SDK builds them on the producer. -read makes the exporter
+// read every field, as the OTLP exporters do, so that meter's exporter
+// goroutine pays for the conversion.
+//
 // Steady pacing: Go's timers do not keep a 100 µs sleep on these VMs (it
 // takes about 1 ms), so each producer makes 10 spans every 1 ms. That
 // favours the BSP, which is woken once per burst instead of once per span.
@@ -63,17 +69,40 @@ var (
 	flagRate      = flag.Int("rate", 10000, "spans per second per producer in the steady run")
 	flagSpans     = flag.Int("spans", 1, "spans per trace")
 	flagLabels    = flag.Bool("labels", false, "meter: set pprof labels on traced goroutines")
+	flagRead      = flag.Bool("read", false, "the no-op exporter reads every field of every span, as an OTLP exporter does")
 	flagSpin      = flag.Bool("spin", false, "also run the steady phase with spinning producers, while producers < GOMAXPROCS (see the package doc)")
 	flagLock      = flag.Bool("lock", true, "lock meter's exporter goroutine to its thread in the steady run and read the thread's CPU")
 	flagWakeups   = flag.Bool("trace", true, "read exporter wake-ups and running time from a runtime trace of the steady run")
 )
 
-// counter is the no-op exporter: it counts spans.
-type counter struct{ n atomic.Int64 }
+// counter is the no-op exporter: it counts spans. With -read it also reads
+// what an OTLP exporter reads of each span.
+type counter struct {
+	n    atomic.Int64
+	sink int64
+}
 
 func (c *counter) ExportSpans(_ context.Context, s []sdktrace.ReadOnlySpan) error {
 	c.n.Add(int64(len(s)))
+	if *flagRead {
+		for _, sp := range s {
+			c.sink += readSpan(sp)
+		}
+	}
 	return nil
+}
+
+// readSpan reads every field the OTLP exporters turn into protobuf.
+func readSpan(s sdktrace.ReadOnlySpan) int64 {
+	sc, parent := s.SpanContext(), s.Parent()
+	n := int64(len(s.Name())) + int64(sc.SpanID()[7]) + int64(sc.TraceID()[15]) + int64(parent.SpanID()[7])
+	n += s.StartTime().UnixNano() - s.EndTime().UnixNano() + int64(s.SpanKind())
+	for _, kv := range s.Attributes() {
+		n += int64(len(kv.Key)) + kv.Value.AsInt64()
+	}
+	n += int64(len(s.Links()) + len(s.Events()) + s.DroppedAttributes() + s.DroppedEvents() + s.DroppedLinks())
+	n += int64(len(s.InstrumentationScope().Name)) + int64(s.Resource().Len()) + int64(s.Status().Code)
+	return n
 }
 func (c *counter) Shutdown(context.Context) error { return nil }
 
@@ -292,7 +321,8 @@ func main() {
 		counts = append(counts, n)
 	}
 	systems := []system{&meterSystem{}, &bspSystem{}}
-	fmt.Printf("GOMAXPROCS=%d, %s, spans per trace %d, meter labels %v, clock %s\n\n", runtime.GOMAXPROCS(0), runtime.Version(), *flagSpans, *flagLabels, clock.Source())
+	fmt.Printf("GOMAXPROCS=%d, %s, spans per trace %d, meter labels %v, exporter reads spans %v, clock %s\n\n",
+		runtime.GOMAXPROCS(0), runtime.Version(), *flagSpans, *flagLabels, *flagRead, clock.Source())
 
 	fmt.Printf("Exported spans/s, producers flat out for %v (produced spans/s in brackets)\n", *flagDuration)
 	fmt.Printf("%-10s %-26s %-26s %s\n", "producers", "meter", "otel BSP", "meter/BSP")
