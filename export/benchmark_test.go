@@ -167,3 +167,26 @@ func itoa(n int) string {
 	}
 	return itoa(n/10) + itoa(n%10)
 }
+
+// BenchmarkLabels is what pprof labels cost per trace: TraceStarted sets
+// them, TraceEnded puts the previous ones back.
+func BenchmarkLabels(b *testing.B) {
+	probe := meter.NewProbe("example.com/bench.labels", nil)
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			p := NewPipeline(WithLabels(on), WithStderr(io.Discard))
+			defer p.Shutdown(context.Background())
+			g := &meter.Goroutine{TraceID: 1}
+			spans := spansOf(probe, 1)
+			b.ReportAllocs()
+			for b.Loop() {
+				p.TraceStarted(g, probe)
+				p.TraceEnded(g, spans, false)
+			}
+		})
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"runtime/pprof"
 	"strings"
 	"testing"
@@ -101,7 +100,7 @@ func TestPprof(t *testing.T) {
 	}
 
 	// go tool pprof opens it.
-	if goTool, err := exec.LookPath(filepath.Join(runtime.GOROOT(), "bin", "go")); err == nil {
+	if goTool, err := exec.LookPath("go"); err == nil {
 		out, err := exec.Command(goTool, "tool", "pprof", "-top", "-nodefraction=0", file).CombinedOutput()
 		if err != nil || !bytes.Contains(out, []byte(a.parse.Name())) {
 			t.Errorf("go tool pprof -top: %v\n%s", err, out)

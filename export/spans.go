@@ -130,12 +130,13 @@ func (v *spanView) InstrumentationScope() instrumentation.Scope {
 	return Scope
 }
 
-// InstrumentationLibrary is the deprecated form of InstrumentationScope.
-func (v *spanView) InstrumentationLibrary() instrumentation.Library { //nolint:staticcheck // part of ReadOnlySpan
-	return instrumentation.Library(Scope) //nolint:staticcheck // part of ReadOnlySpan
-}
-func (v *spanView) Resource() *resource.Resource { return v.res }
-func (v *spanView) DroppedAttributes() int       { return 0 }
-func (v *spanView) DroppedLinks() int            { return 0 }
-func (v *spanView) DroppedEvents() int           { return 0 }
-func (v *spanView) ChildSpanCount() int          { return 0 }
+// InstrumentationLibrary is the deprecated form of InstrumentationScope,
+// still part of ReadOnlySpan.
+//
+//lint:ignore SA1019 ReadOnlySpan still has the method; an exporter may call it.
+func (v *spanView) InstrumentationLibrary() instrumentation.Library { return Scope }
+func (v *spanView) Resource() *resource.Resource                    { return v.res }
+func (v *spanView) DroppedAttributes() int                          { return 0 }
+func (v *spanView) DroppedLinks() int                               { return 0 }
+func (v *spanView) DroppedEvents() int                              { return 0 }
+func (v *spanView) ChildSpanCount() int                             { return 0 }

@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"runtime/trace"
 	"strconv"
 	"strings"
@@ -49,7 +47,7 @@ var transition = regexp.MustCompile(`StateTransition Time=(\d+) GoID=(\d+) (\w+)
 
 func readTrace(file, fn string) traced {
 	none := traced{-1, -1}
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "tool", "trace", "-d=parsed", file)
+	cmd := exec.Command("go", "tool", "trace", "-d=parsed", file)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return none
