@@ -2,6 +2,8 @@ package export
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/google/pprof/profile"
@@ -131,6 +133,11 @@ func buildProfile(s meter.Snapshot, paths *CallPaths) *profile.Profile {
 		Period:            1,
 		Comments:          []string{"meter: metered call paths and the performance model; clock " + s.Clock},
 	}
+	// One mapping for the program, already symbolized: the locations are
+	// probes, named, without addresses.
+	exe, _ := os.Executable()
+	m := &profile.Mapping{ID: 1, File: filepath.Base(exe), HasFunctions: true}
+	p.Mapping = []*profile.Mapping{m}
 	locs := map[string]*profile.Location{}
 	loc := func(name string) *profile.Location {
 		if l, ok := locs[name]; ok {
@@ -138,7 +145,7 @@ func buildProfile(s meter.Snapshot, paths *CallPaths) *profile.Profile {
 		}
 		f := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
 		p.Function = append(p.Function, f)
-		l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f}}}
+		l := &profile.Location{ID: uint64(len(p.Location) + 1), Mapping: m, Line: []profile.Line{{Function: f}}}
 		p.Location = append(p.Location, l)
 		locs[name] = l
 		return l
