@@ -154,8 +154,13 @@ func (m *meterSystem) stop() {
 	m.p.Shutdown(context.Background())
 	meter.Configure(meter.Chain{})
 }
-func (m *meterSystem) wakeups() int64       { return m.p.Stats().Wakeups }
-func (m *meterSystem) exporterCPU() int64   { return int64(m.p.ExporterCPU()) }
+func (m *meterSystem) wakeups() int64 { return m.p.Stats().Wakeups }
+func (m *meterSystem) exporterCPU() int64 {
+	if !*flagLock {
+		return -1
+	}
+	return int64(m.p.ExporterCPU())
+}
 func (m *meterSystem) exporterFunc() string { return "export.(*Pipeline).run" }
 
 // bspSystem drives the SDK's tracer into its BatchSpanProcessor.
