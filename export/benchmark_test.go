@@ -122,7 +122,7 @@ func BenchmarkExporterLoop(b *testing.B) {
 	probe := meter.NewProbe("example.com/bench.loop", nil)
 	spans := spansOf(probe, 8)
 	// A pipeline whose goroutine does not run: this one drives it.
-	pp := &Pipeline{cfg: config{exporter: nopExporter{}, exportTimeout: time.Hour, batchSize: 512}, q: newQueue(2048),
+	pp := &Pipeline{cfg: config{exporter: nopExporter{}, exportTimeout: time.Hour, batchSize: 512}, q: newQueue(2048), reuse: true,
 		buf: make([]record, 512), views: make([]spanView, 512), ro: make([]sdktrace.ReadOnlySpan, 512), ctx: context.Background()}
 	for i := range pp.views {
 		pp.ro[i] = &pp.views[i]

@@ -14,12 +14,15 @@
 // One exporter goroutine sleeps until a full batch (512 spans) is waiting
 // or the schedule delay (5 s) has passed. Producers do not signal it per
 // span: an atomic countdown of the spans still needed reaches zero on
-// exactly one producer, which sends one non-blocking wake-up and yields its
-// processor so the exporter can run (signal batching, after DoorDash's
-// study of the OpenTelemetry batch span processor). The exporter turns the
-// batch into sdktrace.ReadOnlySpan values it reuses (spans.go) and hands them
-// to an OpenTelemetry span exporter (otlptracegrpc or otlptracehttp,
-// NewOTLPTraceExporter) and to the call paths of the pprof profile.
+// exactly one producer, which sends one non-blocking wake-up (signal
+// batching, after DoorDash's study of the OpenTelemetry batch span
+// processor). A producer that finds the queue full while the woken exporter
+// has not run yet yields its processor, so that the exporter gets one. The
+// exporter turns the batch into sdktrace.ReadOnlySpan views (spans.go;
+// reused across batches for a SpanCopier, fresh per batch for other
+// exporters) and hands them to an OpenTelemetry span exporter
+// (otlptracegrpc or otlptracehttp, NewOTLPTraceExporter) and to the call
+// paths of the pprof profile.
 //
 // The queue is written here rather than taken from xsync/v3: its
 // MPMCQueueOf takes one compare-and-swap per item, where a trace of n spans

@@ -69,6 +69,10 @@ type otlpTraces struct {
 
 func (e otlpTraces) resource() *resource.Resource { return e.res }
 
+// CopiesSpans: the OTLP exporters turn spans into protobuf messages before
+// ExportSpans returns.
+func (otlpTraces) CopiesSpans() {}
+
 // NewOTLPTraceExporter returns the OpenTelemetry OTLP span exporter the
 // standard variables ask for: otlptracegrpc or otlptracehttp by
 // Protocol("TRACES"); endpoint, headers, TLS, compression and timeout from

@@ -140,6 +140,7 @@ type Pipeline struct {
 	lastErr  error     // the last export error
 	lastLine time.Time // when the last line was written
 
+	reuse  bool // the exporter is a SpanCopier: reuse views across batches
 	labels labeler
 }
 
@@ -188,6 +189,7 @@ func NewPipeline(opts ...Option) *Pipeline {
 	copy(p.trace[:], salt[:8])
 	p.span = binary.BigEndian.Uint32(salt[8:]) | 1
 	if c.exporter != nil {
+		_, p.reuse = c.exporter.(SpanCopier)
 		p.views = make([]spanView, c.batchSize)
 		p.ro = make([]sdktrace.ReadOnlySpan, c.batchSize)
 		for i := range p.views {
@@ -420,11 +422,21 @@ func (p *Pipeline) exportOnce() int {
 	}
 	if p.cfg.exporter != nil {
 		res := resourceOf(p.cfg.exporter)
+		views, ro := p.views, p.ro
+		if !p.reuse {
+			// The exporter may keep the spans: give it memory of its own.
+			recs = append([]record(nil), recs...)
+			views = make([]spanView, n)
+			ro = make([]sdktrace.ReadOnlySpan, n)
+			for i := range ro {
+				ro[i] = &views[i]
+			}
+		}
 		for i := range recs {
-			p.view(&p.views[i], &recs[i], res)
+			p.view(&views[i], &recs[i], res)
 		}
 		ctx, cancel := context.WithTimeout(p.ctx, p.cfg.exportTimeout)
-		if err := p.cfg.exporter.ExportSpans(ctx, p.ro[:n]); err != nil {
+		if err := p.cfg.exporter.ExportSpans(ctx, ro[:n]); err != nil {
 			// Lost too: the model counts them with the dropped spans.
 			p.failed.Add(int64(n))
 			meter.AddDropped(int64(n))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/meterio/meter/meter"
 )
@@ -326,5 +327,39 @@ func TestTracedCallAllocatesNothing(t *testing.T) {
 	a.request()
 	if n := testing.AllocsPerRun(1000, a.request); n != 0 {
 		t.Errorf("a traced request allocates %v times", n)
+	}
+}
+
+// TestRetainingExporter: an exporter that keeps the spans it is given (the
+// SDK's in-memory test exporter keeps their attribute slices) still holds
+// the right values after later batches.
+func TestRetainingExporter(t *testing.T) {
+	probe := meter.NewProbe("example.com/queue.retain", nil)
+	mem := tracetest.NewInMemoryExporter()
+	p := NewPipeline(WithSpanExporter(mem), WithBatchSize(4), WithScheduleDelay(time.Hour), WithLabels(false))
+	g := &meter.Goroutine{}
+	const traces = 6
+	for i := range traces {
+		g.TraceID = uint64(i + 1)
+		s := spansOf(probe, 2)
+		s[0].Inherent, s[1].Inherent = int64(100*i), int64(100*i+1)
+		p.TraceEnded(g, s, false)
+	}
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	stubs := mem.GetSpans() // before Shutdown, which empties the exporter
+	p.Shutdown(context.Background())
+	if len(stubs) != 2*traces {
+		t.Fatalf("%d spans, want %d", len(stubs), 2*traces)
+	}
+	for i, s := range stubs {
+		want := int64(100*(i/2) + i%2)
+		if len(s.Attributes) != 1 || s.Attributes[0].Value.AsInt64() != want {
+			t.Errorf("span %d: attributes %v, want %s=%d", i, s.Attributes, AttrInherent, want)
+		}
+		if got := s.SpanContext.TraceID(); got != p.TraceID(uint64(i/2+1)) {
+			t.Errorf("span %d: trace %v", i, got)
+		}
 	}
 }

@@ -19,22 +19,32 @@ const (
 	AttrTruncated = "meter.truncated"   // bool, on a root: the trace reached METER_TRACE_MAX
 )
 
+// SpanCopier is implemented by span exporters that copy what they need from
+// the spans before ExportSpans returns and keep nothing that the spans or
+// their methods returned. The pipeline then reuses span memory across
+// batches. NewOTLPTraceExporter's exporters are SpanCopiers.
+type SpanCopier interface {
+	sdktrace.SpanExporter
+	CopiesSpans()
+}
+
 // Scope names the instrumentation scope of exported spans and metrics.
 var Scope = instrumentation.Scope{Name: "github.com/meterio/meter"}
 
 // spanView presents one queued record to an OpenTelemetry span exporter as a
-// sdktrace.ReadOnlySpan. The exporter goroutine owns one view per batch slot
-// and refills them for every batch, so turning records into spans allocates
-// nothing. sdktrace.ReadOnlySpan has an unexported method to stop other
-// packages implementing it; the embedded nil interface provides it and is
-// never called (exporters only read spans through the exported methods).
-// tracetest.SpanStub.Snapshot would do the same job with several
+// sdktrace.ReadOnlySpan. sdktrace.ReadOnlySpan has an unexported method to
+// stop other packages implementing it; the embedded nil interface provides
+// it and is never called (exporters only read spans through the exported
+// methods). tracetest.SpanStub.Snapshot would do the same job with several
 // allocations per span.
 //
-// ExportSpans is synchronous and the OTLP exporters copy spans into
-// protobuf messages before returning, so reusing the views after it returns
-// is safe for them; an exporter that kept spans past ExportSpans would not
-// be.
+// For an exporter that copies what it needs before ExportSpans returns (a
+// SpanCopier, as the OTLP exporters are: they build protobuf), the exporter
+// goroutine owns one view and one record per batch slot and reuses them for
+// every batch, so turning records into spans allocates nothing. Any other
+// exporter may keep the spans, or the slices they return: it gets fresh
+// views, records and attributes for each batch (three allocations per
+// batch).
 type spanView struct {
 	sdktrace.ReadOnlySpan // nil: supplies the unexported method only
 
