@@ -31,8 +31,10 @@ func setup() {
 		fmt.Fprintf(stderr, "meter: METER_CLOCK=%s: %v; using the monotonic clock\n", config.Clock, err)
 		clock.Setup("mono")
 	}
-	meter.Configure(chain(config))
-	if config.ExportInterval > 0 && config.ExportCSV != "" {
+	ch := chain(config)
+	ch.Sink = startExports(config, ch) // export.go
+	meter.Configure(ch)
+	if config.ExportInterval > 0 && (config.ExportCSV != "" || config.ExportPprof != "") {
 		ticker.Add(1)
 		go periodic(config.ExportInterval)
 	}
@@ -69,22 +71,28 @@ func periodic(every time.Duration) {
 func flush() {
 	flushMu.Lock()
 	defer flushMu.Unlock()
-	if config.ExportCSV == "" {
-		return
+	if config.ExportCSV != "" {
+		if err := export.WriteCSVFile(config.ExportCSV, meter.Take()); err != nil {
+			fmt.Fprintf(stderr, "meter: %v\n", err)
+		}
 	}
-	if err := export.WriteCSVFile(config.ExportCSV, meter.Take()); err != nil {
-		fmt.Fprintf(stderr, "meter: %v\n", err)
-	}
+	flushExports()
 }
 
 // Shutdown writes the exports one last time and stops the periodic writer.
 // Generated code calls it when main returns; calling it more than once is
 // harmless, and later calls only write the model again.
 func Shutdown() {
+	first := false
 	shut.Do(func() {
 		close(stopped)
 		ticker.Wait()
+		first = true
 	})
+	if first {
+		stopExports(flush) // drains traces, flushes, pushes metrics
+		return
+	}
 	flush()
 }
 

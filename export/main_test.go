@@ -1,0 +1,120 @@
+package export
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"testing"
+	"time"
+
+	"github.com/meterio/meter/clock"
+	"github.com/meterio/meter/meter"
+)
+
+// TestMain fails the package when goroutines outlive the tests: every
+// pipeline, exporter and receiver a test starts must be stopped.
+func TestMain(m *testing.M) {
+	base := runtime.NumGoroutine()
+	code := m.Run()
+	if code == 0 {
+		if err := settle(base, 5*time.Second); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// settle waits until at most base goroutines run.
+func settle(base int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		n := runtime.NumGoroutine()
+		if n <= base {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("goroutine leak: %d running, %d at the start", n, base)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// onDemand is a trace gate: firings of root start a trace.
+type onDemand struct{ root map[*meter.Probe]bool }
+
+func (o onDemand) Start(_ *meter.Goroutine, p *meter.Probe) bool { return o.root[p] }
+func (onDemand) Ended(*meter.Goroutine)                          {}
+
+// app is a small instrumented program: handle → parse → lex, then handle →
+// parse again, with times set on a manual clock.
+type app struct {
+	prefix             string
+	handle, parse, lex *meter.Probe
+	clk                clock.Manual
+}
+
+var apps int
+
+func newApp(t testing.TB) *app {
+	apps++
+	pre := fmt.Sprintf("example.com/app%d.", apps)
+	a := &app{
+		prefix: pre,
+		handle: meter.NewProbe(pre+"handle", nil),
+		parse:  meter.NewProbe(pre+"parse", nil),
+		lex:    meter.NewProbe(pre+"(*lexer).next", nil),
+		clk:    clock.UseManual(),
+	}
+	return a
+}
+
+// configure wires sink behind a gate on which handle starts traces, and
+// lets one firing of handle end so that it may start traces.
+func (a *app) configure(t testing.TB, sink meter.Sink) {
+	meter.Configure(meter.Chain{Enabled: true, Gates: []meter.Gate{onDemand{map[*meter.Probe]bool{a.handle: true}}}, Sink: sink})
+	t.Cleanup(func() { meter.Configure(meter.Chain{}) })
+	a.handle.Begin().End()
+}
+
+// Times, in ns, of one request on the manual clock.
+const (
+	handleIncl = 215
+	handleInh  = 105
+	parse1Incl = 100
+	parse1Inh  = 80
+	lexIncl    = 20
+	parse2Incl = 10
+)
+
+// request runs one traced request: four spans.
+func (a *app) request() {
+	h := a.handle.Begin()
+	a.clk.Advance(100)
+	p := a.parse.Begin()
+	a.clk.Advance(50)
+	l := a.lex.Begin()
+	a.clk.Advance(lexIncl)
+	l.End()
+	a.clk.Advance(30)
+	p.End()
+	p2 := a.parse.Begin()
+	a.clk.Advance(parse2Incl)
+	p2.End()
+	a.clk.Advance(5)
+	h.End()
+}
+
+// row returns the model's row for a probe.
+func row(t testing.TB, s meter.Snapshot, name string) meter.Row {
+	t.Helper()
+	for _, r := range s.Rows {
+		if r.Probe == name {
+			return r
+		}
+	}
+	t.Fatalf("no row for %s in the model", name)
+	return meter.Row{}
+}
