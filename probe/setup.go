@@ -21,7 +21,7 @@ import (
 var (
 	config  env.Config
 	stderr  io.Writer = os.Stderr
-	stopped = make(chan struct{})
+	stopped           = make(chan struct{})
 	ticker  sync.WaitGroup
 	flushMu sync.Mutex
 	shut    sync.Once
