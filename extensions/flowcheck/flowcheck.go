@@ -82,9 +82,22 @@ func New(lower, upper int64, opts ...Option) *Flowcheck {
 }
 
 // Start counts one firing outside a trace down, and reports whether it is
-// the one that starts a trace. Only g's own goroutine calls it.
+// the one that starts a trace. Only g's own goroutine calls it. The common
+// case, this Flowcheck's countdown with more than one skip left, is one
+// compare.
 func (f *Flowcheck) Start(g *meter.Goroutine, p *meter.Probe) bool {
-	c := g.Ext[f.countdown]
+	w := &g.Ext[f.countdown]
+	if c := *w; uint64(c-f.tag-2) < low-1 {
+		*w = c - 1
+		return false
+	}
+	return f.last(g, w)
+}
+
+// last handles a countdown at its last firing, or none drawn (by this
+// Flowcheck).
+func (f *Flowcheck) last(g *meter.Goroutine, w *int64) bool {
+	c := *w
 	if c&^low != f.tag || c&low == 0 {
 		if c&^low != f.tag {
 			g.Ext[f.state] = 0 // drawn by an earlier chain: seed afresh
@@ -92,7 +105,7 @@ func (f *Flowcheck) Start(g *meter.Goroutine, p *meter.Probe) bool {
 		c = f.tag | int64(f.draw(g)+1)
 	}
 	c--
-	g.Ext[f.countdown] = c
+	*w = c
 	return c&low == 0
 }
 

@@ -47,9 +47,21 @@ func New(sample int64, include *regexp.Regexp) *Tracepoint {
 }
 
 // Start counts one firing of p outside a trace and reports whether it is
-// the one that starts a trace.
+// the one that starts a trace. The common case is one load, one compare
+// and one compare-and-swap.
 func (t *Tracepoint) Start(g *meter.Goroutine, p *meter.Probe) bool {
 	w := &p.Ext[t.word]
+	v := w.Load()
+	// Included, decided, and short of the sample: count and go on.
+	if v&(known|excluded) == known && v&count+1 < t.sample && w.CompareAndSwap(v, v+1) {
+		return false
+	}
+	return t.count(p, w)
+}
+
+// count is Start's general case: a first sight, the firing that starts a
+// trace, an excluded probe, or a lost compare-and-swap.
+func (t *Tracepoint) count(p *meter.Probe, w *atomic.Int64) bool {
 	for {
 		v := w.Load()
 		if v&known == 0 {
