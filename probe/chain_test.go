@@ -2,6 +2,7 @@ package probe
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -220,5 +221,22 @@ func TestChainAllocs(t *testing.T) {
 	call()
 	if n := testing.AllocsPerRun(200, call); n != 0 {
 		t.Fatalf("%v allocations per traced call", n)
+	}
+}
+
+func TestMeta(t *testing.T) {
+	configure(t, full(t))
+	path := t.TempDir() + "/model.csv.meta"
+	if err := writeMeta(path, meter.Take()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\nextensions: hotspot(threshold=10000ns inherent=2000ns initial=5) tracepoint(", " budget(percent=100 unit=1000ns) spotcheck(", "\ntruncated_traces: "} {
+		if !strings.Contains(string(b), want) {
+			t.Fatalf("meta lacks %q:\n%s", want, b)
+		}
 	}
 }

@@ -105,7 +105,11 @@ func flush() {
 	if config.ExportCSV == "" {
 		return
 	}
-	if err := export.WriteCSVFile(config.ExportCSV, meter.Take()); err != nil {
+	s := meter.Take()
+	if err := export.WriteCSVFile(config.ExportCSV, s); err != nil {
+		fmt.Fprintf(stderr, "meter: %v\n", err)
+	}
+	if err := writeMeta(config.ExportCSV+MetaSuffix, s); err != nil {
 		fmt.Fprintf(stderr, "meter: %v\n", err)
 	}
 }
