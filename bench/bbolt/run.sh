@@ -22,8 +22,11 @@ pkgs=$($GO list -deps . | grep '^go\.etcd\.io/bbolt')
 $GO build -o "$WORK/plain" .
 $GO build -overlay "$WORK/overlay.json" -o "$WORK/metered" .
 
-field() { # field NAME LINE
-	printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
+# median KEY FILE: the median of KEY=value over the lines of FILE.
+median() {
+	awk -v k="$1=" '{ for (i = 1; i <= NF; i++) if (index($i, k) == 1) v[n++] = substr($i, length(k) + 1) + 0 }
+	END { for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+	      m = n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2; print m }' "$2"
 }
 mega() { awk -v n="$1" 'BEGIN { if (n >= 1e5) printf "%.2f M", n / 1e6; else printf "%d", n }'; }
 
@@ -31,25 +34,32 @@ TP=METER_TRACEPOINT_ENABLED=true
 FC=METER_FLOWCHECK_ENABLED=true
 FC2="METER_FLOWCHECK_ENABLED=true METER_FLOWCHECK_LOWER=250 METER_FLOWCHECK_UPPER=500"
 B="METER_BUDGET_ENABLED=true"
+RUNS=${RUNS:-3}
 
-echo "| configuration | metered firings | write-up (Cassandra) | (*Bucket).Put | (*Cursor).seek | (*node).put | (*Tx).Commit | traces (truncated) | throughput vs uninstrumented | overhead |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| configuration | metered firings | write-up (Cassandra) | (*Bucket).Put | (*Cursor).seek | (*node).put | (*Tx).Commit | (*DB).Batch | traces | throughput vs uninstrumented | overhead |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 while IFS='|' read -r name ref props; do
-	plain=$("$WORK/plain" $ARGS)
-	line=$(env $props "$WORK/metered" $ARGS)
-	p=$(field puts_per_second "$plain")
-	m=$(field puts_per_second "$line")
-	rel=$(awk -v m="$m" -v p="$p" 'BEGIN { printf "%.2f", m / p }')
-	over=$(awk -v m="$m" -v p="$p" 'BEGIN { printf "%+.0f%%", 100 * (p / m - 1) }')
-	printf '| %s (`%s`) | %s | %s | %s | %s | %s | %s | %s (%s) | %s | %s |\n' \
-		"$name" "${props:-defaults}" "$(mega "$(field metered "$line")")" "$ref" \
-		"$(field 'go.etcd.io/bbolt.(\*Bucket).Put' "$line")" \
-		"$(field 'go.etcd.io/bbolt.(\*Cursor).seek' "$line")" \
-		"$(field 'go.etcd.io/bbolt.(\*node).put' "$line")" \
-		"$(field 'go.etcd.io/bbolt.(\*Tx).Commit' "$line")" \
-		"$(field traces "$line")" "$(field truncated "$line")" "$rel" "$over"
+	: > "$WORK/runs"
+	for i in $(seq "$RUNS"); do
+		# Each instrumented run next to an uninstrumented one: the ratio
+		# of the two is what is kept, so drifts of a shared machine cancel.
+		p=$("$WORK/plain" $ARGS)
+		m=$(env $props "$WORK/metered" $ARGS)
+		r=$(printf '%s\n%s\n' "$p" "$m" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^puts_per_second=/) v[NR] = substr($i, 17) } END { print v[2] / v[1] }')
+		echo "$m ratio=$r" >> "$WORK/runs"
+	done
+	rel=$(median ratio "$WORK/runs")
+	printf '| %s (`%s`) | %s | %s | %s | %s | %s | %s | %s | %s | %.2f | %+.0f%% |\n' \
+		"$name" "${props:-defaults}" "$(mega "$(median metered "$WORK/runs")")" "$ref" \
+		"$(median 'go.etcd.io/bbolt.(*Bucket).Put' "$WORK/runs")" \
+		"$(median 'go.etcd.io/bbolt.(*Cursor).seek' "$WORK/runs")" \
+		"$(median 'go.etcd.io/bbolt.(*node).put' "$WORK/runs")" \
+		"$(median 'go.etcd.io/bbolt.(*Tx).Commit' "$WORK/runs")" \
+		"$(median 'go.etcd.io/bbolt.(*DB).Batch' "$WORK/runs")" \
+		"$(median traces "$WORK/runs")" "$rel" "$(awk -v r="$rel" 'BEGIN { print 100 * (1 / r - 1) }')"
 done <<CONFIGS
 every probe off|–|METER_ENABLED=false
+no extension: every firing metered|–|METER_HOTSPOT_ENABLED=false
 hotspot only|305 M|
 tracepoint|4.1 M|$TP
 tracepoint + budget 10%|0.8 M|$TP $B
@@ -60,4 +70,4 @@ flowcheck 250/500 + budget 10%|1.7 M|$FC2 $B
 flowcheck 250/500 + budget 5%|1.1 M|$FC2 $B METER_BUDGET_PERCENT=5
 CONFIGS
 echo
-echo "Workload: $("$WORK/plain" -h 2>&1 | grep -c '^  -') flags at their defaults${ARGS:+ and $ARGS}; $(field puts "$plain") puts per run; $(nproc) CPUs; $($GO version | cut -d' ' -f3)."
+echo "Medians of $RUNS runs each. Workload: the stress program's defaults${ARGS:+ with $ARGS} ($(median puts "$WORK/runs") puts a run); $(nproc) CPUs; $($GO version | cut -d' ' -f3)."
