@@ -18,8 +18,7 @@ import (
 )
 
 // Tests here wire the engine, which is global: they run one at a time.
-// hotspot.New claims a probe word on every call and the engine offers four,
-// so the one chain with hotspot in it is built once and shared.
+// The chain with every extension is built once and shared.
 
 const us = 1000
 
@@ -55,9 +54,11 @@ func full(t *testing.T) meter.Chain {
 	return fullChain
 }
 
+// configure wires c for one test, then wires what setup wired (nothing,
+// if no probe was registered).
 func configure(t *testing.T, c meter.Chain) {
 	meter.Configure(c)
-	t.Cleanup(func() { meter.Configure(meter.Chain{}) })
+	t.Cleanup(func() { meter.Configure(chain(config)) })
 }
 
 var nprobes atomic.Int64
@@ -110,10 +111,8 @@ func TestChainOrder(t *testing.T) {
 	if got := meter.Take().Extensions; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("model header %q, want %q", got, want)
 	}
-	d := env.Defaults()
-	d.HotspotEnabled = false // hotspot.New would claim another probe word
-	if c := chain(d); len(c.Extensions) != 0 || len(c.Gates) != 0 || c.Allowance != nil || c.KeepGates || len(c.Judges) != 0 {
-		t.Fatalf("default chain without hotspot %+v", c)
+	if c := chain(env.Defaults()); len(c.Extensions) != 1 || len(c.Gates) != 0 || c.Allowance != nil || c.KeepGates || len(c.Judges) != 1 {
+		t.Fatalf("default chain %+v", c)
 	}
 }
 

@@ -10,12 +10,12 @@ import (
 	"github.com/meterio/meter/meter"
 )
 
-var sink int
+var chainSink int
 
-// work is a small function as meterinject leaves it.
+// chainWork is a small function as meterinject leaves it.
 //
 //go:noinline
-func work(p *Probe, x int) int {
+func chainWork(p *Probe, x int) int {
 	if p.On() {
 		defer p.Begin().End()
 	}
@@ -52,7 +52,7 @@ func BenchmarkChain(b *testing.B) {
 	for _, c := range cases {
 		meter.Configure(c.chain())
 		p := newProbe("bench")
-		work(p, 0) // ended once: eligible for the gates
+		chainWork(p, 0) // ended once: eligible for the gates
 		n0 := p.m.Count()
 		if c.off {
 			p.m.Disable(meter.DisabledHotspot)
@@ -60,7 +60,7 @@ func BenchmarkChain(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := range b.N {
-				sink += work(p, i)
+				chainSink += chainWork(p, i)
 			}
 		})
 		b.Run("parallel/"+c.name, func(b *testing.B) {
@@ -68,9 +68,9 @@ func BenchmarkChain(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				s := 0
 				for i := 0; pb.Next(); i++ {
-					s += work(p, i)
+					s += chainWork(p, i)
 				}
-				sink += s
+				chainSink += s
 			})
 		})
 		if n := p.m.Count() - n0; n != 0 {
