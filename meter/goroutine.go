@@ -37,16 +37,20 @@ type Frame struct {
 	span   int32 // index in the goroutine's spans, or -1
 }
 
-// goroutines maps a runtime g's address to its state. Look-ups are
-// lock-free: linear probing over an array of keys that, once set, never
-// change. Only the first firing ever seen on a g inserts, under a mutex; the
-// table grows by copying, so its size follows the peak number of live
-// goroutines, not how many were ever started.
+// gtable maps a runtime g's address to its state. Look-ups are lock-free:
+// linear probing over entries whose key, once set, never changes. Only the
+// first firing ever seen on a g inserts, under a mutex; the table grows by
+// copying, so its size follows the peak number of live goroutines, not how
+// many were ever started.
 type gtable struct {
-	mask  uintptr
-	keys  []atomic.Uintptr
-	vals  []atomic.Pointer[Goroutine]
-	count int // under gmu
+	mask    uintptr
+	entries []gentry
+	count   int // under gmu
+}
+
+type gentry struct {
+	key atomic.Uintptr
+	val atomic.Pointer[Goroutine]
 }
 
 var (
@@ -57,29 +61,31 @@ var (
 func init() { gtab.Store(newGTable(1024)) }
 
 func newGTable(n int) *gtable {
-	return &gtable{mask: uintptr(n - 1), keys: make([]atomic.Uintptr, n), vals: make([]atomic.Pointer[Goroutine], n)}
+	return &gtable{mask: uintptr(n - 1), entries: make([]gentry, n)}
 }
 
 func ghash(g uintptr) uintptr {
-	// g structs are 8-byte aligned and a few hundred bytes apart.
-	return (g >> 3) * 0x9E3779B97F4A7C15 >> 20
+	// g structs are a few hundred bytes apart: a Fibonacci hash spreads them.
+	return (g * 0x9E3779B97F4A7C15) >> 40
 }
 
 // current returns the running goroutine's state, creating it on first use.
+// The common case, the g in its home slot, is an assembly getg, two loads
+// and a compare, inlined into Begin.
 func current() *Goroutine {
 	g := getg()
 	t := gtab.Load()
-	for i := ghash(g); ; i++ {
-		k := t.keys[i&t.mask].Load()
-		if k == g {
-			if v := t.vals[i&t.mask].Load(); v != nil {
-				return v
-			}
-			break
-		}
-		if k == 0 {
-			break
-		}
+	e := &t.entries[ghash(g)&t.mask]
+	if e.key.Load() == g {
+		return e.val.Load()
+	}
+	return lookup(g)
+}
+
+// lookup is current's slow path: probe on, or insert.
+func lookup(g uintptr) *Goroutine {
+	if v := gtab.Load().find(g); v != nil {
+		return v
 	}
 	return insert(g)
 }
@@ -94,11 +100,11 @@ func insert(g uintptr) *Goroutine {
 	if v := t.find(g); v != nil {
 		return v
 	}
-	if 2*(t.count+1) > len(t.keys) {
-		n := newGTable(2 * len(t.keys))
-		for i := range t.keys {
-			if k := t.keys[i].Load(); k != 0 {
-				n.put(k, t.vals[i].Load())
+	if 2*(t.count+1) > len(t.entries) {
+		n := newGTable(2 * len(t.entries))
+		for i := range t.entries {
+			if k := t.entries[i].key.Load(); k != 0 {
+				n.put(k, t.entries[i].val.Load())
 			}
 		}
 		n.count = t.count
@@ -113,9 +119,10 @@ func insert(g uintptr) *Goroutine {
 
 func (t *gtable) find(g uintptr) *Goroutine {
 	for i := ghash(g); ; i++ {
-		switch t.keys[i&t.mask].Load() {
+		e := &t.entries[i&t.mask]
+		switch e.key.Load() {
 		case g:
-			return t.vals[i&t.mask].Load()
+			return e.val.Load()
 		case 0:
 			return nil
 		}
@@ -124,9 +131,10 @@ func (t *gtable) find(g uintptr) *Goroutine {
 
 func (t *gtable) put(g uintptr, v *Goroutine) {
 	for i := ghash(g); ; i++ {
-		if t.keys[i&t.mask].Load() == 0 {
-			t.vals[i&t.mask].Store(v)
-			t.keys[i&t.mask].Store(g)
+		e := &t.entries[i&t.mask]
+		if e.key.Load() == 0 {
+			e.val.Store(v)
+			e.key.Store(g)
 			return
 		}
 	}

@@ -2,6 +2,7 @@ package meter
 
 import (
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -32,13 +33,11 @@ type Probe struct {
 	disabled atomic.Uint32  // a Reason
 	ended    atomic.Bool    // some firing of it has returned
 
-	// Statistics of metered firings, in ns. pending moves first and count
-	// last, so a reader that sees them equal read a consistent row.
-	pending   atomic.Int64
-	count     atomic.Int64
-	total     atomic.Int64
-	inherent  atomic.Int64
-	min, max  atomic.Int64
+	// Statistics of metered firings, in ns: two banks that writers fill by
+	// the global epoch's parity, and the base that snapshots fold the idle
+	// bank into (see record and Take).
+	bank      [2]bank
+	base      stats
 	reenabled atomic.Int64
 
 	// Ext holds per-probe state for extensions (hotspot's credit, budget's
@@ -80,36 +79,103 @@ func (p *Probe) Enable() {
 	}
 }
 
-// Count returns the number of metered firings that have ended.
-func (p *Probe) Count() int64 { return p.count.Load() }
+// stats are a probe's totals in one bank, or folded into its base.
+type stats struct {
+	count, total, inherent atomic.Int64
+	min, max               atomic.Int64
+}
+
+// bank is one half of a probe's statistics. started and finished bracket
+// each write and are never reset, so started − finished is the number of
+// writers inside; merged is finished as of the last fold.
+type bank struct {
+	started, finished atomic.Int64
+	merged            atomic.Int64
+	stats
+}
+
+// epoch picks the bank writers fill; Take moves it on.
+var epoch atomic.Uint32
+
+// Count returns the number of metered firings that have ended. It may lag a
+// snapshot being taken by the firings in flight.
+func (p *Probe) Count() int64 {
+	c := p.base.count.Load()
+	for i := range p.bank {
+		c += p.bank[i].finished.Load() - p.bank[i].merged.Load()
+	}
+	return c
+}
 
 // Mean returns the mean inclusive time of the probe's metered firings in
 // ns, and false when none has ended yet.
 func (p *Probe) Mean() (int64, bool) {
-	c := p.count.Load()
-	if c == 0 {
+	c, t := p.base.count.Load(), p.base.total.Load()
+	for i := range p.bank {
+		b := &p.bank[i]
+		c += b.finished.Load() - b.merged.Load()
+		t += b.total.Load()
+	}
+	if c <= 0 {
 		return 0, false
 	}
-	return p.total.Load() / c, true
+	return t / c, true
 }
 
-// record adds one metered firing. Five uncontended atomic adds; min and max
-// are compare-and-swapped only when they move.
+// record adds one metered firing to the bank of the current epoch: four
+// uncontended atomic adds; min and max are compare-and-swapped only when
+// they move. A writer that finds the epoch moved under it backs out and
+// writes to the other bank, so Take never reads a bank being written.
 func (p *Probe) record(incl, inh int64) {
-	p.pending.Add(1)
-	p.total.Add(incl)
-	p.inherent.Add(inh)
-	for v := p.min.Load(); incl < v; v = p.min.Load() {
-		if p.min.CompareAndSwap(v, incl) {
-			break
+	for {
+		e := epoch.Load()
+		b := &p.bank[e&1]
+		b.started.Add(1)
+		if epoch.Load() != e {
+			b.started.Add(-1)
+			continue
+		}
+		b.total.Add(incl)
+		b.inherent.Add(inh)
+		minimize(&b.min, incl)
+		maximize(&b.max, incl)
+		b.finished.Add(1)
+		return
+	}
+}
+
+func minimize(a *atomic.Int64, v int64) {
+	for o := a.Load(); v < o; o = a.Load() {
+		if a.CompareAndSwap(o, v) {
+			return
 		}
 	}
-	for v := p.max.Load(); incl > v; v = p.max.Load() {
-		if p.max.CompareAndSwap(v, incl) {
-			break
+}
+
+func maximize(a *atomic.Int64, v int64) {
+	for o := a.Load(); v > o; o = a.Load() {
+		if a.CompareAndSwap(o, v) {
+			return
 		}
 	}
-	p.count.Add(1)
+}
+
+// fold waits for the writers still inside bank i, then moves its totals
+// into the base. Only Take calls it, under foldMu.
+func (p *Probe) fold(i uint32) {
+	b := &p.bank[i]
+	for spins := 0; b.started.Load() != b.finished.Load(); spins++ {
+		if spins > 8 {
+			runtime.Gosched() // a writer was preempted inside record
+		}
+	}
+	f := b.finished.Load()
+	p.base.count.Add(f - b.merged.Load())
+	b.merged.Store(f)
+	p.base.total.Add(b.total.Swap(0))
+	p.base.inherent.Add(b.inherent.Swap(0))
+	minimize(&p.base.min, b.min.Swap(math.MaxInt64))
+	maximize(&p.base.max, b.max.Swap(0))
 }
 
 var (
@@ -125,7 +191,9 @@ var (
 // metered and clears it when the probe is disabled.
 func NewProbe(name string, gate *atomic.Uint32) *Probe {
 	p := &Probe{name: name, gate: gate}
-	p.min.Store(math.MaxInt64)
+	p.base.min.Store(math.MaxInt64)
+	p.bank[0].min.Store(math.MaxInt64)
+	p.bank[1].min.Store(math.MaxInt64)
 	registry.Lock()
 	p.id = len(registry.probes)
 	registry.probes = append(registry.probes, p)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/meterio/meter/clock"
@@ -43,10 +44,17 @@ type Snapshot struct {
 	Clamped         uint64   // negative clock differences clamped to zero
 }
 
-// Take reads the model without stopping the program. Each row is
-// consistent: its count, totals, min and max describe the same firings.
-// A row being written while it is read is read again.
+var foldMu sync.Mutex
+
+// Take reads the model without stopping the program. It moves the epoch on,
+// so new firings go to the other bank, waits for the firings still being
+// recorded in the old one (a few ns each) and folds it into the base. The
+// result is a consistent cut: every firing recorded before the epoch moved
+// is in every row it touches, and none after.
 func Take() Snapshot {
+	foldMu.Lock()
+	defer foldMu.Unlock()
+	old := epoch.Add(1) - 1
 	s := Snapshot{
 		Taken:           time.Now(),
 		Clock:           clock.Source(),
@@ -61,6 +69,7 @@ func Take() Snapshot {
 	probes := Probes()
 	s.Probes = len(probes)
 	for _, p := range probes {
+		p.fold(old & 1)
 		r := p.row()
 		if r.Label == "" {
 			for _, l := range engine.labelers {
@@ -82,16 +91,11 @@ func Take() Snapshot {
 	return s
 }
 
+// row reads the probe's base, which only Take writes.
 func (p *Probe) row() Row {
 	r := Row{Probe: p.name}
-	for try := 0; ; try++ {
-		c := p.count.Load()
-		r.Count, r.Total, r.InherentTotal = c, p.total.Load(), p.inherent.Load()
-		r.Min, r.Max = p.min.Load(), p.max.Load()
-		if p.pending.Load() == c || try == 1000 {
-			break
-		}
-	}
+	r.Count, r.Total, r.InherentTotal = p.base.count.Load(), p.base.total.Load(), p.base.inherent.Load()
+	r.Min, r.Max = p.base.min.Load(), p.base.max.Load()
 	if r.Count > 0 {
 		r.Avg, r.InherentAvg = r.Total/r.Count, r.InherentTotal/r.Count
 	} else {

@@ -22,8 +22,11 @@ import (
 // Hotspot is the extension. Build it with New.
 type Hotspot struct {
 	threshold, inherent, initial int64
-	word                         int
 }
+
+// word is the per-probe extension word that holds the deficit; claimed once
+// per process, whatever the number of Hotspot values.
+var word = meter.NewProbeWord()
 
 var (
 	_ meter.Judge     = (*Hotspot)(nil)
@@ -33,7 +36,7 @@ var (
 
 // New returns the extension: thresholds in ns, initial balance at least 1.
 func New(threshold, inherent, initial int64) *Hotspot {
-	return &Hotspot{threshold: threshold, inherent: inherent, initial: max(initial, 1), word: meter.NewProbeWord()}
+	return &Hotspot{threshold: threshold, inherent: inherent, initial: max(initial, 1)}
 }
 
 // Hot reports whether one firing with these times is hot.
@@ -43,7 +46,7 @@ func (h *Hotspot) Hot(inclusive, inherent int64) bool {
 
 // Ended charges or credits the probe for one metered firing.
 func (h *Hotspot) Ended(p *meter.Probe, inclusive, inherent int64) {
-	deficit := &p.Ext[h.word]
+	deficit := &p.Ext[word]
 	if h.Hot(inclusive, inherent) {
 		for d := deficit.Load(); d > 0; d = deficit.Load() {
 			if deficit.CompareAndSwap(d, d-1) {
@@ -58,10 +61,10 @@ func (h *Hotspot) Ended(p *meter.Probe, inclusive, inherent int64) {
 }
 
 // Reenabled gives a re-enabled probe its initial balance back.
-func (h *Hotspot) Reenabled(p *meter.Probe) { p.Ext[h.word].Store(0) }
+func (h *Hotspot) Reenabled(p *meter.Probe) { p.Ext[word].Store(0) }
 
 // Balance returns the probe's credit balance.
-func (h *Hotspot) Balance(p *meter.Probe) int64 { return h.initial - p.Ext[h.word].Load() }
+func (h *Hotspot) Balance(p *meter.Probe) int64 { return h.initial - p.Ext[word].Load() }
 
 // Label labels a probe whose mean inclusive and inherent times both reach
 // the thresholds.
