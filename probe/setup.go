@@ -108,8 +108,7 @@ func flush() {
 	s := meter.Take()
 	if err := export.WriteCSVFile(config.ExportCSV, s); err != nil {
 		fmt.Fprintf(stderr, "meter: %v\n", err)
-	}
-	if err := writeMeta(config.ExportCSV+MetaSuffix, s); err != nil {
+	} else if err := writeMeta(config.ExportCSV+MetaSuffix, s); err != nil {
 		fmt.Fprintf(stderr, "meter: %v\n", err)
 	}
 }
