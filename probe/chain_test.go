@@ -239,3 +239,63 @@ func TestMeta(t *testing.T) {
 		}
 	}
 }
+
+// spanCounter records the largest and the total number of spans per trace.
+type spanCounter struct {
+	sync.Mutex
+	traces, spans, most, least int
+}
+
+func (s *spanCounter) TraceStarted(g *meter.Goroutine, root *meter.Probe) {}
+
+func (s *spanCounter) TraceEnded(g *meter.Goroutine, spans []meter.Span, truncated bool) {
+	s.Lock()
+	s.traces++
+	s.spans += len(spans)
+	s.most = max(s.most, len(spans))
+	s.least = min(s.least, len(spans))
+	s.Unlock()
+}
+
+// fixedAllowance gives root 100 units and anything else 2, whatever
+// their times.
+type fixedAllowance struct{ root *meter.Probe }
+
+func (f fixedAllowance) Allowance(p *meter.Probe) int64 {
+	if p == f.root {
+		return 100
+	}
+	return 2
+}
+
+// Many goroutines, each tracing root calls under a budget of 100: every
+// trace holds exactly 100 measurements (the root and 99 of its 300 leaves),
+// and the race detector watches the engine's pools and the shared words.
+func TestBudgetManyGoroutines(t *testing.T) {
+	root, leaf := newProbe("root"), newProbe("leaf")
+	tp := tracepoint.New(1, regexp.MustCompile(`\.root#`))
+	spans := &spanCounter{least: 1 << 30}
+	configure(t, meter.Chain{Enabled: true, Gates: []meter.Gate{tp}, Allowance: fixedAllowance{root.m}, Sink: spans})
+	fire(root, 0, nil) // ended once: may start traces
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				fire(root, 0, func() {
+					for range 300 {
+						fire(leaf, 0, nil)
+					}
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	if spans.traces != 16*20 || spans.most != 100 || spans.least != 100 {
+		t.Fatalf("%d traces of %d to %d spans; want %d of exactly 100", spans.traces, spans.least, spans.most, 16*20)
+	}
+	if r, l := root.m.Count(), leaf.m.Count(); r != 16*20 || l != 16*20*99 {
+		t.Fatalf("root %d, leaf %d metered; want %d, %d", r, l, 16*20, 16*20*99)
+	}
+}
