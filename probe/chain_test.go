@@ -12,6 +12,7 @@ import (
 	"github.com/meterio/meter/clock"
 	"github.com/meterio/meter/extensions/budget"
 	"github.com/meterio/meter/extensions/flowcheck"
+	"github.com/meterio/meter/extensions/spotcheck"
 	"github.com/meterio/meter/extensions/tracepoint"
 	"github.com/meterio/meter/internal/env"
 	"github.com/meterio/meter/meter"
@@ -297,5 +298,61 @@ func TestBudgetManyGoroutines(t *testing.T) {
 	}
 	if r, l := root.m.Count(), leaf.m.Count(); r != 16*20 || l != 16*20*99 {
 		t.Fatalf("root %d, leaf %d metered; want %d, %d", r, l, 16*20, 16*20*99)
+	}
+}
+
+// A spot check is a nested firing like any other: it draws on its metered
+// ancestors' pool (not on its own allowance, which may be why it is
+// disabled), so spotcheck does not let a budgeted call measure more than
+// its allowance; and it counts towards the trace maximum.
+func TestSpotcheckWithinBudget(t *testing.T) {
+	clk = clock.UseManual()
+	b := budget.New(10, us)
+	s := spotcheck.New(1, 10*us, 2*us) // every disabled firing
+	configure(t, meter.Chain{Enabled: true, Allowance: b, Spotter: s, KeepGates: true,
+		Judges: []meter.Judge{s, b}})
+	root, wrapper, leaf := newProbe("root"), newProbe("wrapper"), newProbe("leaf")
+	fire(root, 1000*us, nil) // A = 100
+	fire(leaf, 20*us, nil)   // A = 2
+	wrapper.m.Disable(meter.DisabledHotspot)
+	calls := func() {
+		for range 300 {
+			fire(leaf, 20*us, nil)
+		}
+	}
+	r0, w0, l0 := root.m.Count(), wrapper.m.Count(), leaf.m.Count()
+	fire(root, 0, func() {
+		for range 3 {
+			fire(wrapper, 0, calls)
+		}
+	})
+	// root 1, the first wrapper 1 and 98 of its leaves: then the pool is
+	// empty, and the other two spot checks are not metered.
+	if r, w, l := root.m.Count()-r0, wrapper.m.Count()-w0, leaf.m.Count()-l0; r != 1 || w != 1 || l != 98 {
+		t.Fatalf("root %d, wrapper %d, leaf %d metered; want 1, 1, 98", r, w, l)
+	}
+	// At the top of a goroutine a spot check is unlimited, as before.
+	w0 = wrapper.m.Count()
+	fire(wrapper, 0, nil)
+	if wrapper.m.Count() != w0+1 {
+		t.Fatalf("a top-level spot check was not metered")
+	}
+}
+
+func TestSpotcheckTraceMax(t *testing.T) {
+	tp := tracepoint.New(1, regexp.MustCompile(`\.root#`))
+	s := spotcheck.New(1, 10*us, 2*us)
+	configure(t, meter.Chain{Enabled: true, Gates: []meter.Gate{tp}, Spotter: s, KeepGates: true,
+		Judges: []meter.Judge{s}, TraceMax: 5})
+	root, off := newProbe("root"), newProbe("off")
+	off.m.Disable(meter.DisabledHotspot)
+	fire(root, 0, nil)
+	fire(root, 0, func() {
+		for range 20 {
+			fire(off, 0, nil)
+		}
+	})
+	if r, o := root.m.Count(), off.m.Count(); r != 1 || o != 4 {
+		t.Fatalf("root %d, spot-checked %d metered in a trace of at most 5", r, o)
 	}
 }
