@@ -6,7 +6,7 @@
 // goroutine draws from its own generator seeded from -seed, so the work is
 // the same from run to run. It prints one line:
 //
-//	puts=N seconds=S puts_per_second=R metered=M probes=P <name>=<count> …
+//	puts=N seconds=S puts_per_second=R cpu_seconds=C cpu_us_per_put=U metered=M probes=P <name>=<count> …
 //
 // where metered is the total of metered firings in the performance model
 // (0 when bbolt is not instrumented) and the names are a few of bbolt's
@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/meterio/meter/probe"
@@ -70,6 +71,7 @@ func main() {
 		fail(err)
 	}
 
+	cpu0 := cpuTime()
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, *goroutines)
@@ -113,6 +115,7 @@ func main() {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
 	close(errs)
 	for err := range errs {
 		fail(err)
@@ -120,7 +123,8 @@ func main() {
 
 	total := *goroutines * *batches * *puts
 	var line strings.Builder
-	fmt.Fprintf(&line, "puts=%d seconds=%.3f puts_per_second=%.0f", total, elapsed.Seconds(), float64(total)/elapsed.Seconds())
+	fmt.Fprintf(&line, "puts=%d seconds=%.3f puts_per_second=%.0f cpu_seconds=%.3f cpu_us_per_put=%.3f",
+		total, elapsed.Seconds(), float64(total)/elapsed.Seconds(), cpu.Seconds(), float64(cpu.Microseconds())/float64(total))
 	s := probe.Snapshot()
 	counts := map[string]int64{}
 	var metered int64
@@ -134,6 +138,13 @@ func main() {
 	}
 	fmt.Println(line.String())
 	probe.Shutdown()
+}
+
+// cpuTime is the process's user and system time so far.
+func cpuTime() time.Duration {
+	var u syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &u)
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 func fail(err error) {
