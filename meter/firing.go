@@ -38,6 +38,7 @@ func (p *Probe) Begin() Firing {
 		return Firing{}
 	}
 	g.acquire()
+	start := false
 	if g.trace == 0 {
 		if engine.gated {
 			if !p.ended.Load() {
@@ -48,11 +49,7 @@ func (p *Probe) Begin() Firing {
 				g.release()
 				return Firing{}
 			}
-			g.trace = g.depth + 1
-			g.TraceID = traceIDs.Add(1)
-			if engine.sink != nil {
-				engine.sink.TraceStarted(g, p)
-			}
+			start = true
 		}
 	} else if g.truncated {
 		g.release()
@@ -68,9 +65,16 @@ func (p *Probe) Begin() Firing {
 		if g.depth > 0 {
 			pool = min(pool, g.frames[g.depth-1].pool)
 		}
-		if pool < 1 {
+		if pool < 1 { // a trace the gate would start needs its root metered
 			g.release()
 			return Firing{}
+		}
+	}
+	if start {
+		g.trace = g.depth + 1
+		g.TraceID = traceIDs.Add(1)
+		if engine.sink != nil {
+			engine.sink.TraceStarted(g, p)
 		}
 	}
 	return g.push(p, pool)

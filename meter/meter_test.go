@@ -333,3 +333,52 @@ func TestEndTwiceAndLostEnd(t *testing.T) {
 		t.Fatalf("depth = %d, want 0", d)
 	}
 }
+
+// always is a gate that starts a trace at every firing outside one.
+type always struct{}
+
+func (always) Start(*Goroutine, *Probe) bool { return true }
+func (always) Ended(*Goroutine)              {}
+
+// broke is an allowance of zero for every probe.
+type broke struct{}
+
+func (broke) Allowance(*Probe) int64 { return 0 }
+
+func TestTraceNeedsItsRootMetered(t *testing.T) {
+	clock.UseManual()
+	configure(t, Chain{Gates: []Gate{always{}}, Allowance: broke{}})
+	f := newFixture(t, "root")
+	f.probes[0].ended.Store(true)
+	fr := f.probes[0].Begin()
+	if g := current(); g.InTrace() || fr.g != nil {
+		t.Fatalf("a trace started with a root the budget refused (in trace %v)", g.InTrace())
+	}
+	fr.End()
+}
+
+func TestTraceEndsWithItsRoot(t *testing.T) {
+	man := clock.UseManual()
+	configure(t, Chain{Gates: []Gate{always{}}, TraceMax: 3})
+	f := newFixture(t, "root", "child")
+	f.probes[0].ended.Store(true)
+	f.probes[1].ended.Store(true)
+	before := tracesTruncated.Load()
+	f.fire(0, func() {
+		if !current().InTrace() {
+			t.Fatal("root did not start a trace")
+		}
+		for i := 0; i < 5; i++ {
+			f.fire(1, func() { man.Advance(1) })
+		}
+	})
+	if current().InTrace() {
+		t.Fatal("trace outlived its root")
+	}
+	if c := f.probes[1].Count(); c != 2 {
+		t.Fatalf("child metered %d times in a trace of at most 3 firings, want 2", c)
+	}
+	if tracesTruncated.Load() != before+1 {
+		t.Fatal("truncated trace not counted")
+	}
+}

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -53,8 +54,13 @@ func twinMetered(x uint64) uint64 {
 }
 
 // benchChain wires the chain for a benchmark: every firing metered, no
-// extension, the real clock.
+// extension, the real clock (METER_CLOCK picks it; scripts/callgrind.sh
+// sets mono, whose set-up runs the same instructions every time, unlike
+// TSC calibration, which loops for a span of wall time).
 func benchChain(b *testing.B, source string) {
+	if s := os.Getenv("METER_CLOCK"); s != "" {
+		source = s
+	}
 	if err := clock.Setup(source); err != nil {
 		b.Skip(err)
 	}
@@ -90,7 +96,7 @@ func BenchmarkFiring(b *testing.B) {
 	b.Run("metered-manual-clock", func(b *testing.B) {
 		// The engine's own cost: the clock reads are one atomic load each.
 		clock.UseManual()
-		defer clock.Setup("auto")
+		defer clock.Setup(clockSource())
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			sink = instrumented(sink)
@@ -145,4 +151,11 @@ func BenchmarkFiringParallel(b *testing.B) {
 			_ = x
 		})
 	})
+}
+
+func clockSource() string {
+	if s := os.Getenv("METER_CLOCK"); s != "" {
+		return s
+	}
+	return "auto"
 }
