@@ -81,7 +81,10 @@ func (p *Probe) Begin() Firing {
 }
 
 // spot meters a firing of a disabled probe when the spotter asks for it,
-// outside the gates and the budget.
+// outside the gates and the probe's own allowance (which may be why it is
+// disabled). It is still a nested firing: it draws on its nearest metered
+// ancestor's pool, as DESIGN.md's budget rules have every nested firing do,
+// and counts towards the trace maximum.
 func spot(p *Probe) Firing {
 	if engine.spotter == nil || !engine.on || !engine.spotter.Spot(p) {
 		return Firing{}
@@ -91,7 +94,19 @@ func spot(p *Probe) Firing {
 		return Firing{}
 	}
 	g.acquire()
-	return g.push(p, Unlimited)
+	if g.trace != 0 && g.traced >= engine.traceMax {
+		g.truncated = true
+		g.release()
+		return Firing{}
+	}
+	pool := int64(Unlimited)
+	if g.depth > 0 {
+		if pool = g.frames[g.depth-1].pool; pool < 1 {
+			g.release()
+			return Firing{}
+		}
+	}
+	return g.push(p, pool)
 }
 
 func startsTrace(g *Goroutine, p *Probe) bool {

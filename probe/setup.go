@@ -9,7 +9,11 @@ import (
 
 	"github.com/meterio/meter/clock"
 	"github.com/meterio/meter/export"
+	"github.com/meterio/meter/extensions/budget"
+	"github.com/meterio/meter/extensions/flowcheck"
 	"github.com/meterio/meter/extensions/hotspot"
+	"github.com/meterio/meter/extensions/spotcheck"
+	"github.com/meterio/meter/extensions/tracepoint"
 	"github.com/meterio/meter/internal/env"
 	"github.com/meterio/meter/meter"
 )
@@ -40,14 +44,43 @@ func setup() {
 	}
 }
 
-// chain builds the extensions the configuration asks for, in chain order.
+// chain builds the extensions the configuration asks for, in chain order:
+// hotspot, the trace gates (tracepoint, flowcheck), budget; spotcheck sits
+// beside them, on disabled probes' firings.
 func chain(c env.Config) meter.Chain {
 	ch := meter.Chain{Enabled: c.Enabled, TraceMax: int32(c.TraceMax)}
+	var spot *spotcheck.Spotcheck
+	if c.SpotcheckEnabled {
+		// First among the judges: it must see a spot check's probe still
+		// disabled, before hotspot and budget judge the same firing.
+		spot = spotcheck.New(c.SpotcheckInterval, c.HotspotThreshold, c.HotspotThresholdInherent)
+		ch.Spotter, ch.KeepGates = spot, true
+		ch.Judges = append(ch.Judges, spot)
+	}
 	if c.HotspotEnabled {
 		h := hotspot.New(c.HotspotThreshold, c.HotspotThresholdInherent, c.HotspotInitial)
 		ch.Judges = append(ch.Judges, h)
 		ch.Labelers = append(ch.Labelers, h)
 		ch.Extensions = append(ch.Extensions, h)
+	}
+	if c.TracepointEnabled {
+		t := tracepoint.New(c.TracepointSample, c.TracepointInclude)
+		ch.Gates = append(ch.Gates, t)
+		ch.Extensions = append(ch.Extensions, t)
+	}
+	if c.FlowcheckEnabled {
+		f := flowcheck.New(c.FlowcheckLower, c.FlowcheckUpper)
+		ch.Gates = append(ch.Gates, f)
+		ch.Extensions = append(ch.Extensions, f)
+	}
+	if c.BudgetEnabled {
+		b := budget.New(c.BudgetPercent, c.BudgetUnit)
+		ch.Allowance = b
+		ch.Judges = append(ch.Judges, b)
+		ch.Extensions = append(ch.Extensions, b)
+	}
+	if spot != nil {
+		ch.Extensions = append(ch.Extensions, spot)
 	}
 	return ch
 }
@@ -72,7 +105,10 @@ func flush() {
 	flushMu.Lock()
 	defer flushMu.Unlock()
 	if config.ExportCSV != "" {
-		if err := export.WriteCSVFile(config.ExportCSV, meter.Take()); err != nil {
+		s := meter.Take()
+		if err := export.WriteCSVFile(config.ExportCSV, s); err != nil {
+			fmt.Fprintf(stderr, "meter: %v\n", err)
+		} else if err := writeMeta(config.ExportCSV+MetaSuffix, s); err != nil {
 			fmt.Fprintf(stderr, "meter: %v\n", err)
 		}
 	}

@@ -1,0 +1,12 @@
+module github.com/meterio/meter/bench/bbolt
+
+go 1.26.8
+
+require github.com/meterio/meter v0.0.0-00010101000000-000000000000
+
+require (
+	go.etcd.io/bbolt v1.4.3
+	golang.org/x/sys v0.49.0 // indirect
+)
+
+replace github.com/meterio/meter => ../..

@@ -1,0 +1,22 @@
+// Package spotcheck meters disabled probes now and then, so the model
+// follows a program whose costs change.
+//
+// Every METER_SPOTCHECK_INTERVAL-th firing of a disabled probe is metered
+// anyway (outside the trace gates and the budget). When such a spot check
+// is hot, by the hotspot thresholds handed to New, the probe is enabled
+// again; the engine then tells hotspot, which gives it back its initial
+// balance. A probe that budget disabled comes back the same way, and
+// budget then judges it again from its typical time, which now includes
+// the spot checks.
+//
+// Cost. The count lives in one of the probe's extension words, with the
+// number of spot checks still running in its high bits; counting a
+// disabled firing is one load and one compare-and-swap, and a metered
+// firing that ends costs this extension one load. But to see a disabled
+// probe's firings at all, the chain keeps disabled probes' gate words set
+// (meter.Chain.KeepGates): with spotcheck on, a disabled probe costs a call
+// into the engine and that compare-and-swap, not just the load and branch
+// it costs otherwise. That is the price of following changing costs; leave
+// spotcheck off where disabled probes are most of the cost. Nothing here
+// allocates, blocks or takes a lock.
+package spotcheck

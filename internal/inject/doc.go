@@ -1,0 +1,43 @@
+// Package inject is meterinject's rewriter: it adds one probe statement to
+// the top of each function body of the chosen packages, writes one
+// registration file per package, and takes all of it out again.
+//
+// It splices text into the original bytes instead of printing a syntax
+// tree, so code it did not add keeps its exact bytes (real modules are not
+// always gofmt-clean) and Remove gives every byte back. What it adds is
+// gofmt-clean.
+//
+// # Generated shape
+//
+// A function or method whose parameters all have names gets a metered twin:
+//
+//	func F(a int) int {
+//		if meter__probes[3].On() {
+//			return metered__F(a)
+//		}
+//	//line :12:1
+//		... original body ...
+//	}
+//	...
+//	//meter:twins (end of file)
+//	func metered__F(a int) int {
+//		defer meter__probes[3].Begin().End()
+//	//line :12:1
+//		... copy of the body ...
+//	}
+//
+// so a disabled probe costs one load and one branch, and no defer frame.
+// Function literals, and functions whose parameters cannot be forwarded
+// (unnamed or blank), get a conditional defer instead:
+//
+//	if meter__probes[4].On() {
+//		defer meter__probes[4].Begin().End()
+//	}
+//
+// The //line directives keep every original line at its original number,
+// so panics and stack traces point to the user's code as it was written.
+//
+// The package never imports the runtime: user files only refer to the
+// package-level array that the generated file declares, and methods on its
+// elements, so no import is ever added to a user's file.
+package inject

@@ -1,0 +1,197 @@
+package inject
+
+import (
+	"bytes"
+	"flag"
+	"go/format"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// repoRoot is the runtime module, for the generated code's import.
+func repoRoot(t testing.TB) string {
+	d, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// readTree returns the files under dir, by relative path.
+func readTree(t testing.TB, dir string) map[string][]byte {
+	t.Helper()
+	m := map[string][]byte{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			t.Fatal(err)
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = strings.TrimSuffix(rel, ".txt")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[rel] = b
+		return nil
+	})
+	return m
+}
+
+// writeTree writes m under dir; with suffix ".txt", as testdata keeps
+// Go files that gofmt must not see.
+func writeTree(t testing.TB, dir string, m map[string][]byte, suffix string) {
+	t.Helper()
+	os.RemoveAll(dir)
+	for rel, b := range m {
+		p := filepath.Join(dir, rel+suffix)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func compareTree(t *testing.T, what string, got, want map[string][]byte) {
+	t.Helper()
+	for rel, w := range want {
+		g, ok := got[rel]
+		if !ok {
+			t.Errorf("%s: %s missing", what, rel)
+			continue
+		}
+		if !bytes.Equal(g, w) {
+			t.Errorf("%s: %s differs:\n--- got\n%s\n--- want\n%s", what, rel, g, w)
+		}
+	}
+	for rel := range got {
+		if _, ok := want[rel]; !ok {
+			t.Errorf("%s: unexpected file %s:\n%s", what, rel, got[rel])
+		}
+	}
+}
+
+// caseOptions reads a case's flags file: one flag a line.
+func caseOptions(t *testing.T, dir string) *Options {
+	o := &Options{All: true}
+	b, _ := os.ReadFile(filepath.Join(dir, "flags"))
+	for _, l := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(l), "=")
+		switch k {
+		case "":
+		case "-default":
+			o.All = false
+		case "-tests":
+			o.Tests = true
+		case "-shape":
+			o.Shape = Shape(v)
+		case "-include":
+			o.Include = regexp.MustCompile(v)
+		case "-exclude":
+			o.Exclude = regexp.MustCompile(v)
+		case "-model":
+			o.Model = filepath.Join(dir, v)
+		default:
+			t.Fatalf("flags: unknown %q", l)
+		}
+	}
+	return o
+}
+
+// TestGolden runs each case under testdata: in/ is instrumented into the
+// expected out/, a second run changes nothing, the result vets against the
+// real runtime, and -remove gives removed/ back (the input, byte for byte).
+func TestGolden(t *testing.T) {
+	cases, err := filepath.Glob("testdata/*/in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := repoRoot(t)
+	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range cases {
+		dir := filepath.Dir(in)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
+			input := readTree(t, in)
+			work := t.TempDir()
+			writeTree(t, work, input, "")
+			gomod := "module example.com/golden\n\ngo 1.26\n"
+			os.WriteFile(filepath.Join(work, "go.mod"), []byte(gomod), 0o644)
+			o := caseOptions(t, dir)
+			o.Dir = work
+			o.Patterns = []string{"./..."}
+			o.Stderr = &bytes.Buffer{}
+			if _, err := Run(o); err != nil {
+				t.Fatal(err)
+			}
+			got := readTree(t, work)
+			delete(got, "go.mod")
+			if *update {
+				writeTree(t, filepath.Join(dir, "out"), got, ".txt")
+			}
+			compareTree(t, "instrument", got, readTree(t, filepath.Join(dir, "out")))
+
+			// What it adds is gofmt-clean.
+			for rel, b := range input {
+				if strings.HasSuffix(rel, ".go") && isGofmt(b) && !isGofmt(got[rel]) {
+					t.Errorf("%s: gofmt-clean input, output is not", rel)
+				}
+			}
+
+			// Idempotent.
+			if _, err := Run(o); err != nil {
+				t.Fatal(err)
+			}
+			again := readTree(t, work)
+			delete(again, "go.mod")
+			compareTree(t, "second run", again, got)
+
+			// It compiles and vets against the runtime.
+			mod := gomod + "\nrequire " + runtimeModule + " v0.0.0-00010101000000-000000000000\n\nreplace " + runtimeModule + " => " + root + "\n"
+			os.WriteFile(filepath.Join(work, "go.mod"), []byte(mod), 0o644)
+			os.WriteFile(filepath.Join(work, "go.sum"), gosum, 0o644)
+			cmd := exec.Command("go", "vet", "./...")
+			cmd.Dir = work
+			cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("go vet: %v\n%s", err, out)
+			}
+			os.WriteFile(filepath.Join(work, "go.mod"), []byte(gomod), 0o644)
+			os.Remove(filepath.Join(work, "go.sum"))
+
+			o.Remove = true
+			if _, err := Run(o); err != nil {
+				t.Fatal(err)
+			}
+			removed := readTree(t, work)
+			delete(removed, "go.mod")
+			if *update {
+				writeTree(t, filepath.Join(dir, "removed"), removed, ".txt")
+			}
+			compareTree(t, "remove", removed, readTree(t, filepath.Join(dir, "removed")))
+			compareTree(t, "remove gives the input back", removed, input)
+		})
+	}
+}
+
+func isGofmt(b []byte) bool {
+	f, err := format.Source(b)
+	return err == nil && bytes.Equal(f, b)
+}

@@ -1,0 +1,33 @@
+package inject
+
+import (
+	"io"
+	"regexp"
+)
+
+// Options is what the command line chooses.
+type Options struct {
+	Dir      string   // where patterns are resolved; "" for the current directory
+	Patterns []string // go list patterns; default "."
+	Remove   bool     // take the instrumentation out
+	DryRun   bool     // print a diff instead of writing
+	Tests    bool     // instrument _test.go files too
+	All      bool     // instrument functions the compiler can inline
+	Include  *regexp.Regexp
+	Exclude  *regexp.Regexp
+	Model    string // performance model CSV: leave out disabled and budget probes
+	Overlay  string // write a go build -overlay file instead of the sources
+	Cache    string // where -overlay writes its copies; "" for the user cache dir
+	Runtime  string // directory of the github.com/meterio/meter module
+	Shape    Shape  // generated statement shape; "" for ShapeTwin
+	Stdout   io.Writer
+	Stderr   io.Writer
+}
+
+// Summary counts what a run did.
+type Summary struct {
+	Packages     int
+	Files        int
+	Instrumented int
+	Skipped      map[string]int // by reason
+}

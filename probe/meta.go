@@ -1,0 +1,55 @@
+package probe
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/meterio/meter/meter"
+)
+
+// MetaSuffix names the file written next to the CSV model: the CSV's
+// columns are fixed, so what produced the model (the extensions and their
+// settings, the clock) and the engine's counters go beside it, one
+// "key: value" line each.
+const MetaSuffix = ".meta"
+
+// writeMeta writes the model's metadata to path, atomically.
+func writeMeta(path string, s meter.Snapshot) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "taken: %s\n", s.Taken.UTC().Format(time.RFC3339Nano))
+	fmt.Fprintf(&b, "clock: %s\n", s.Clock)
+	fmt.Fprintf(&b, "extensions: %s\n", strings.Join(s.Extensions, " "))
+	fmt.Fprintf(&b, "probes: %d\n", s.Probes)
+	fmt.Fprintf(&b, "traces: %d\n", s.Traces)
+	fmt.Fprintf(&b, "truncated_traces: %d\n", s.TruncatedTraces)
+	fmt.Fprintf(&b, "dropped_spans: %d\n", s.Dropped)
+	fmt.Fprintf(&b, "clamped_durations: %d\n", s.Clamped)
+	var reenabled int64
+	for _, r := range s.Rows {
+		reenabled += r.Reenabled
+	}
+	fmt.Fprintf(&b, "reenabled: %d\n", reenabled)
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	_, err = f.WriteString(b.String())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	return nil
+}
