@@ -21,6 +21,7 @@ import (
 func main() {
 	rounds := flag.Int("n", 200, "times the corpus is rendered")
 	corpus := flag.String("corpus", "corpus", "directory of .md files")
+	plain := flag.Bool("plain", false, "no extensions: goldmark's own benchmark settings")
 	flag.Parse()
 	docs, err := load(*corpus)
 	if err != nil {
@@ -28,6 +29,9 @@ func main() {
 		os.Exit(1)
 	}
 	md := newMarkdown()
+	if *plain {
+		md = goldmark.New(goldmark.WithRendererOptions(html.WithXHTML(), html.WithUnsafe()))
+	}
 	start := time.Now()
 	n, err := render(md, docs, *rounds)
 	if err != nil {
