@@ -30,4 +30,6 @@ type Summary struct {
 	Files        int
 	Instrumented int
 	Skipped      map[string]int // by reason
+	Removed      bool           // a -remove run
+	Changed      int            // files written or deleted (in place)
 }
