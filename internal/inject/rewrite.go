@@ -155,8 +155,15 @@ func twinCall(src []byte, d *ast.FuncDecl, fset *token.FileSet) (string, bool) {
 	return call + "(" + a + ")", true
 }
 
-// instrument returns the instrumented text of j.
-func instrument(j *fileJob, shape Shape) []byte {
+// DefaultTwinMax is the largest body, in bytes, that gets a twin by
+// default. A twin doubles the body's compile time; the defer frame it
+// saves is a fixed cost per call, which matters in short functions and
+// not in long ones.
+const DefaultTwinMax = 400
+
+// instrument returns the instrumented text of j. Bodies longer than
+// twinMax bytes get the conditional defer; twinMax < 0 means no limit.
+func instrument(j *fileJob, shape Shape, twinMax int) []byte {
 	src := j.src
 	off := func(p token.Pos) int { return j.fset.Position(p).Offset }
 	var edits []edit
@@ -185,7 +192,8 @@ func instrument(j *fileJob, shape Shape) []byte {
 		if s.skip == "" {
 			p := fmt.Sprintf("%s[%d]", j.array, s.index)
 			call, ok := "", false
-			if shape == ShapeTwin && s.decl != nil {
+			size := off(s.body.Rbrace) - lb
+			if shape == ShapeTwin && s.decl != nil && (twinMax < 0 || size <= twinMax) {
 				call, ok = twinCall(src, s.decl, j.fset)
 			}
 			b.WriteString(ind + "if " + p + ".On() {\n")
