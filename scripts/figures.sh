@@ -15,9 +15,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 GO=${GO:-go}
 WORK=${FIG_WORK:-$(mktemp -d /tmp/figures.XXXXXX)}
-COUNT=${FIG_COUNT:-6}
-N1=${FIG_N1:-20}
-N2=${FIG_N2:-80}
+COUNT=${FIG_COUNT:-5}
+N1=${FIG_N1:-10}
+N2=${FIG_N2:-30}
 mkdir -p "$WORK"
 export GOWORK=off
 MI="$WORK/meterinject"
@@ -40,6 +40,7 @@ t0=$(now)
 t1=$(now)
 INSTRUMENT_S=$(secs "$t0" "$t1")
 "$MI" -shape defer -overlay "$WORK/defer.json" -cache "$WORK/cache-defer" -runtime "$ROOT" $PKGS 2> "$WORK/defer.summary"
+"$MI" -twin-max -1 -overlay "$WORK/twinall.json" -cache "$WORK/cache-twinall" -runtime "$ROOT" $PKGS 2> /dev/null
 
 # A model from the workload at default properties, for -model refinement.
 "$MI" -overlay "$WORK/work.json" -cache "$WORK/cache-work" -runtime "$ROOT" . $PKGS 2>/dev/null
@@ -49,28 +50,30 @@ METER_EXPORT_CSV="$WORK/model.csv" "$WORK/workload" -plain -n 100 -corpus "$WORK
 
 # Test binaries.
 $GO test -c -o "$WORK/plain.test" .
-for v in twin defer model; do
+for v in twin twinall defer model; do
 	$GO test -c -overlay "$WORK/$v.json" -o "$WORK/$v.test" .
 done
 
-# Compile time of goldmark's packages: a fresh -trimpath value defeats the
-# build cache for those packages only; best of 3, interleaved.
+# Compile time of goldmark's packages, in CPU seconds (user + sys of go
+# build and the compilers; wall time is at the mercy of the shared host).
+# A fresh -trimpath value defeats the build cache for those packages only.
+# Best of 3, interleaved.
+TIMEFORMAT='%U %S'
 build() { # overlay-or-empty
 	local flag="-gcflags=$PKGS=-trimpath=/nonexistent$RANDOM$RANDOM"
-	local s e
-	s=$(now)
-	if [ -n "$1" ]; then $GO build -overlay "$1" "$flag" $PKGS; else $GO build "$flag" $PKGS; fi
-	e=$(now)
-	secs "$s" "$e"
+	if [ -n "$1" ]; then
+		{ time $GO build -overlay "$1" "$flag" $PKGS; } 2>&1 | awk '{printf "%.2f\n", $1 + $2}'
+	else
+		{ time $GO build "$flag" $PKGS; } 2>&1 | awk '{printf "%.2f\n", $1 + $2}'
+	fi
 }
 best() { sort -n | head -1; }
-: > "$WORK/build.plain"; : > "$WORK/build.twin"; : > "$WORK/build.defer"
+for v in plain twin twinall defer; do : > "$WORK/build.$v"; done
 for i in 1 2 3; do
 	build "" >> "$WORK/build.plain"
-	build "$WORK/twin.json" >> "$WORK/build.twin"
-	build "$WORK/defer.json" >> "$WORK/build.defer"
+	for v in twin twinall defer; do build "$WORK/$v.json" >> "$WORK/build.$v"; done
 done
-BP=$(best < "$WORK/build.plain"); BT=$(best < "$WORK/build.twin"); BD=$(best < "$WORK/build.defer")
+BP=$(best < "$WORK/build.plain"); BT=$(best < "$WORK/build.twin"); BA=$(best < "$WORK/build.twinall"); BD=$(best < "$WORK/build.defer")
 
 # Variants: name binary environment.
 VARIANTS=(
@@ -81,6 +84,7 @@ VARIANTS=(
 	"twin-model model"
 	"defer defer"
 	"defer-off defer METER_ENABLED=false"
+	"twinall-off twinall METER_ENABLED=false"
 )
 
 # Wall time, interleaved so that the host's noise spreads over all.
@@ -93,10 +97,11 @@ for i in $(seq "$COUNT"); do
 	done
 done
 
-# Callgrind instructions per op after warm-up.
+# Callgrind instructions per op after warm-up. GOMAXPROCS=1 and GOGC=off
+# keep idle-P spinning and GC pacing out of the counts, which then repeat.
 irs() { # bin n env...
 	local bin=$1 n=$2; shift 2
-	env "$@" GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.out" \
+	env "$@" GOMAXPROCS=1 GOGC=off GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.out" \
 		"$WORK/$bin.test" -test.run '^$' -test.bench Render -test.benchtime "${n}x" > /dev/null 2> "$WORK/cg.err"
 	grep -E '^(summary|totals):' "$WORK/cg.out" | head -1 | awk '{print $2}'
 }
@@ -118,7 +123,10 @@ done
 	cat "$WORK/twin.summary" "$WORK/model.summary"
 	echo '```'
 	echo
-	echo "Compile time of goldmark's packages (best of 3): plain ${BP} s, twin ${BT} s ($(echo "scale=1; 100 * ($BT - $BP) / $BP" | bc)%), defer ${BD} s ($(echo "scale=1; 100 * ($BD - $BP) / $BP" | bc)%)"
+	pct() { echo "scale=1; 100 * ($1 - $2) / $2" | bc; }
+	echo "Compile CPU time of goldmark's packages (user+sys, best of 3): plain ${BP} s;" \
+		"twin, -twin-max 400 (default) ${BT} s (+$(pct "$BT" "$BP")%);" \
+		"twin, no limit ${BA} s (+$(pct "$BA" "$BP")%); defer ${BD} s (+$(pct "$BD" "$BP")%)"
 	echo
 	echo "Callgrind, instructions per op (one Convert of _data.md), after $N1 ops of warm-up:"
 	echo
@@ -132,7 +140,6 @@ done
 	echo "Wall time (benchstat, $COUNT interleaved runs of 1 s each):"
 	echo
 	echo '```'
-	cd "$WORK" && benchstat -col .name wall.plain wall.twin wall.twin-off wall.twin-nohotspot wall.twin-model wall.defer wall.defer-off 2>/dev/null \
-		|| benchstat wall.plain wall.twin wall.twin-off wall.twin-nohotspot wall.twin-model wall.defer wall.defer-off
+	cd "$WORK" && benchstat wall.plain wall.twin wall.twin-off wall.twin-nohotspot wall.twin-model wall.defer wall.defer-off wall.twinall-off
 	echo '```'
 } | tee "$WORK/figures.md"
