@@ -15,7 +15,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 GO=${GO:-go}
 WORK=${FIG_WORK:-$(mktemp -d /tmp/figures.XXXXXX)}
-COUNT=${FIG_COUNT:-5}
+COUNT=${FIG_COUNT:-6}
+WARM=${FIG_WARMUP:-30}
 N1=${FIG_N1:-10}
 N2=${FIG_N2:-30}
 mkdir -p "$WORK"
@@ -86,6 +87,10 @@ VARIANTS=(
 	"defer-off defer METER_ENABLED=false"
 	"twinall-off twinall METER_ENABLED=false"
 )
+# Under valgrind time runs ~50x slower, so hotspot would find nearly every
+# function hot; callgrind also runs "twin-x50": default properties with the
+# hotspot thresholds scaled by 50, as native time would judge them.
+CG_EXTRA=("twin-x50 twin METER_HOTSPOT_THRESHOLD=500 METER_HOTSPOT_THRESHOLD_INHERENT=100")
 
 # Wall time, interleaved so that the host's noise spreads over all.
 for v in "${VARIANTS[@]}"; do set -- $v; : > "$WORK/wall.$1"; done
@@ -93,7 +98,7 @@ for i in $(seq "$COUNT"); do
 	for v in "${VARIANTS[@]}"; do
 		set -- $v
 		name=$1 bin=$2; shift 2
-		env "$@" "$WORK/$bin.test" -test.run '^$' -test.bench Render -test.benchtime 1s >> "$WORK/wall.$name"
+		env "$@" BENCH_WARMUP=$WARM "$WORK/$bin.test" -test.run '^$' -test.bench Render -test.benchtime 1s >> "$WORK/wall.$name"
 	done
 done
 
@@ -106,7 +111,7 @@ irs() { # bin n env...
 	grep -E '^(summary|totals):' "$WORK/cg.out" | head -1 | awk '{print $2}'
 }
 : > "$WORK/callgrind.txt"
-for v in "${VARIANTS[@]}"; do
+for v in "${VARIANTS[@]}" "${CG_EXTRA[@]}"; do
 	set -- $v
 	name=$1 bin=$2; shift 2
 	a=$(irs "$bin" "$N1" "$@")
@@ -137,7 +142,7 @@ done
 		echo "| $name | $ir | $(echo "scale=2; 100 * ($ir - $base) / $base" | bc)% |"
 	done < "$WORK/callgrind.txt"
 	echo
-	echo "Wall time (benchstat, $COUNT interleaved runs of 1 s each):"
+	echo "Wall time (benchstat, $COUNT interleaved runs of 1 s each, after $WARM renders of warm-up in each process):"
 	echo
 	echo '```'
 	cd "$WORK" && benchstat wall.plain wall.twin wall.twin-off wall.twin-nohotspot wall.twin-model wall.defer wall.defer-off wall.twinall-off
