@@ -16,10 +16,12 @@ MODULES=${REALWORLD_MODULES:-"github.com/google/btree@v1.1.3 github.com/tidwall/
 WORK=${REALWORLD_WORK:-$(mktemp -d /tmp/realworld.XXXXXX)}
 mkdir -p "$WORK"
 export GOWORK=off
-# goldmark's own knob for slow machines: its timing tests (5 s limits) run
-# near the limit on a loaded 2-core VM even uninstrumented, and every firing
-# is metered in the METER_HOTSPOT_ENABLED=false run.
-export GOLDMARK_TEST_TIMEOUT_MULTIPLIER=${GOLDMARK_TEST_TIMEOUT_MULTIPLIER:-5}
+# goldmark's own knob for slow machines. Its performance tests have 5 s
+# limits, which a loaded shared 2-core VM exceeds even uninstrumented
+# (TestDeepNestedLabelPerformance: 9 s wall for 2.3 s of CPU, measured),
+# and the METER_HOTSPOT_ENABLED=false run meters all of its 50,000-deep
+# nested firings (about 4x). The tests still run and must pass.
+export GOLDMARK_TEST_TIMEOUT_MULTIPLIER=${GOLDMARK_TEST_TIMEOUT_MULTIPLIER:-20}
 
 cd "$ROOT"
 $GO build -o "$WORK/meterinject" ./cmd/meterinject
