@@ -67,7 +67,15 @@ for mv in $MODULES; do
 	# In place on a copy, then -remove: the same bytes.
 	inplace="$WORK/$name/inplace"
 	cp -r "$WORK/$name/pristine" "$inplace"
-	(cd "$inplace" && "$WORK/meterinject" -tests ./... && "$WORK/meterinject" -tests ./... && "$WORK/meterinject" -remove -tests ./...)
+	(cd "$inplace" && gofmt -l . | sort > "$WORK/$name/gofmt.before" &&
+		"$WORK/meterinject" -tests ./... && gofmt -l . | sort > "$WORK/$name/gofmt.after" &&
+		"$WORK/meterinject" -tests ./... && "$WORK/meterinject" -remove -tests ./...)
+	unformatted=$(comm -13 "$WORK/$name/gofmt.before" "$WORK/$name/gofmt.after")
+	if [ -n "$unformatted" ]; then
+		echo "   FAIL: gofmt-clean files no longer are after instrumentation:"; echo "$unformatted" | head; fail=1
+	else
+		echo "   in place: every gofmt-clean file stays gofmt-clean"
+	fi
 	if diff -r "$WORK/$name/pristine" "$inplace" > "$WORK/$name/inplace.diff"; then
 		echo "   in place, then -remove: identical bytes"
 	else

@@ -75,6 +75,18 @@ func insertAt(src []byte, lbrace int) int {
 
 var braceComment = regexp.MustCompile(`^[ \t]*//[^\n]*`)
 
+// bodyIndent is the indentation of a block: that of its closing brace
+// when the brace starts its line (gofmt puts it there, even after a
+// signature on several lines), else that of the line of its '{'.
+func bodyIndent(src []byte, lbrace, rbrace int) string {
+	ind := indentOf(src, rbrace)
+	start := bytes.LastIndexByte(src[:rbrace], '\n') + 1
+	if start+len(ind) == rbrace {
+		return ind
+	}
+	return indentOf(src, lbrace)
+}
+
 // lineDirective ends an insertion made at offset at, so that what follows
 // keeps its original line and column.
 func lineDirective(fset *token.FileSet, src []byte, at int) string {
@@ -180,7 +192,7 @@ func instrument(j *fileJob, shape Shape, twinMax int) []byte {
 		}
 		lb := off(s.body.Lbrace)
 		at := insertAt(src, lb)
-		ind := indentOf(src, lb) + "\t"
+		ind := bodyIndent(src, lb, off(s.body.Rbrace)) + "\t"
 		var b strings.Builder
 		b.WriteString("\n")
 		if s.isMain {
