@@ -24,4 +24,4 @@ realworld:
 	@if [ -x scripts/realworld.sh ]; then scripts/realworld.sh; else echo 'realworld: no scripts/realworld.sh yet'; fi
 
 example:
-	$(GO) run ./example
+	example/run.sh

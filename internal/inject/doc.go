@@ -27,8 +27,10 @@
 //	}
 //
 // so a disabled probe costs one load and one branch, and no defer frame.
-// Function literals, and functions whose parameters cannot be forwarded
-// (unnamed or blank), get a conditional defer instead:
+// Function literals, functions whose parameters cannot be forwarded
+// (unnamed or blank), init, bodies that look at their callers
+// (runtime.Caller, t.Helper) and bodies longer than TwinMax bytes (a twin
+// compiles the body twice) get a conditional defer instead:
 //
 //	if meter__probes[4].On() {
 //		defer meter__probes[4].Begin().End()
@@ -36,6 +38,10 @@
 //
 // The //line directives keep every original line at its original number,
 // so panics and stack traces point to the user's code as it was written.
+// docs/meterinject.md has the measurements behind the shape.
+//
+// It must never write a file half-way, nor write anything when an error
+// is found: every new text is computed first, then written by rename.
 //
 // The package never imports the runtime: user files only refer to the
 // package-level array that the generated file declares, and methods on its

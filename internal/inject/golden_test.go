@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -87,7 +88,7 @@ func compareTree(t *testing.T, what string, got, want map[string][]byte) {
 
 // caseOptions reads a case's flags file: one flag a line.
 func caseOptions(t *testing.T, dir string) *Options {
-	o := &Options{All: true}
+	o := &Options{All: true, TwinMax: -1}
 	b, _ := os.ReadFile(filepath.Join(dir, "flags"))
 	for _, l := range strings.Split(string(b), "\n") {
 		k, v, _ := strings.Cut(strings.TrimSpace(l), "=")
@@ -97,12 +98,17 @@ func caseOptions(t *testing.T, dir string) *Options {
 			o.All = false
 		case "-tests":
 			o.Tests = true
+		case "-twin-max":
+			n, _ := strconv.Atoi(v)
+			o.TwinMax = n
 		case "-shape":
 			o.Shape = Shape(v)
 		case "-include":
 			o.Include = regexp.MustCompile(v)
 		case "-exclude":
 			o.Exclude = regexp.MustCompile(v)
+		case "-goos":
+			// handled by TestGolden: vet for these platforms too
 		case "-model":
 			o.Model = filepath.Join(dir, v)
 		default:
@@ -173,6 +179,15 @@ func TestGolden(t *testing.T) {
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Errorf("go vet: %v\n%s", err, out)
 			}
+			// Files excluded here must compile where they are built.
+			for _, goos := range caseGOOS(dir) {
+				cmd := exec.Command("go", "vet", "./...")
+				cmd.Dir = work
+				cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOOS="+goos, "CGO_ENABLED=0")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Errorf("GOOS=%s go vet: %v\n%s", goos, err, out)
+				}
+			}
 			os.WriteFile(filepath.Join(work, "go.mod"), []byte(gomod), 0o644)
 			os.Remove(filepath.Join(work, "go.sum"))
 
@@ -194,4 +209,15 @@ func TestGolden(t *testing.T) {
 func isGofmt(b []byte) bool {
 	f, err := format.Source(b)
 	return err == nil && bytes.Equal(f, b)
+}
+
+// caseGOOS returns the platforms a case's flags file lists with -goos=.
+func caseGOOS(dir string) []string {
+	b, _ := os.ReadFile(filepath.Join(dir, "flags"))
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "-goos="); ok {
+			return strings.Split(v, ",")
+		}
+	}
+	return nil
 }

@@ -2,9 +2,7 @@ package inject
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -56,10 +54,32 @@ func Run(o *Options) (*Summary, error) {
 		return sum, overlay(o, jobs)
 	}
 	cs := plan(o, jobs)
+	sum.Removed = o.Remove
+	sum.Changed = len(cs)
 	if o.DryRun {
 		return sum, printDiff(o.Stdout, cs)
 	}
+	if !o.Remove && len(cs) > 0 {
+		hintRequire(o, jobs)
+	}
 	return sum, apply(cs)
+}
+
+// hintRequire tells the user when a module being instrumented in place
+// does not require the runtime yet: the generated files import it.
+func hintRequire(o *Options, jobs []*pkgJob) {
+	seen := map[string]bool{}
+	for _, j := range jobs {
+		if j.module == nil || j.module.GoMod == "" || seen[j.module.GoMod] {
+			continue
+		}
+		seen[j.module.GoMod] = true
+		b, err := os.ReadFile(j.module.GoMod)
+		if err != nil || j.module.Path == runtimeModule || strings.Contains(string(b), runtimeModule+" ") {
+			continue
+		}
+		fmt.Fprintf(o.Stderr, "meterinject: %s does not require %s; add it (go get, or a replace to a local copy) before building\n", j.module.GoMod, runtimeModule)
+	}
 }
 
 // refuseModCache stops in-place rewriting of the module cache.
@@ -75,6 +95,10 @@ func refuseModCache(jobs []*pkgJob) error {
 // String is the one-line summary.
 func (s *Summary) String() string {
 	var b strings.Builder
+	if s.Removed {
+		fmt.Fprintf(&b, "meterinject: %d packages, %d files: instrumentation removed, %d files changed", s.Packages, s.Files, s.Changed)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "meterinject: %d packages, %d files, %d functions instrumented", s.Packages, s.Files, s.Instrumented)
 	var rs []string
 	for r := range s.Skipped {
@@ -92,6 +116,3 @@ func (s *Summary) String() string {
 	}
 	return b.String()
 }
-
-var _ = io.Discard
-var _ = filepath.Join

@@ -20,6 +20,7 @@ type Options struct {
 	Cache    string // where -overlay writes its copies; "" for the user cache dir
 	Runtime  string // directory of the github.com/meterio/meter module
 	Shape    Shape  // generated statement shape; "" for ShapeTwin
+	TwinMax  int    // largest body (bytes) given a twin; 0 for DefaultTwinMax, < 0 for any
 	Stdout   io.Writer
 	Stderr   io.Writer
 }
@@ -30,4 +31,6 @@ type Summary struct {
 	Files        int
 	Instrumented int
 	Skipped      map[string]int // by reason
+	Removed      bool           // a -remove run
+	Changed      int            // files written or deleted (in place)
 }

@@ -75,6 +75,18 @@ func insertAt(src []byte, lbrace int) int {
 
 var braceComment = regexp.MustCompile(`^[ \t]*//[^\n]*`)
 
+// bodyIndent is the indentation of a block: that of its closing brace
+// when the brace starts its line (gofmt puts it there, even after a
+// signature on several lines), else that of the line of its '{'.
+func bodyIndent(src []byte, lbrace, rbrace int) string {
+	ind := indentOf(src, rbrace)
+	start := bytes.LastIndexByte(src[:rbrace], '\n') + 1
+	if start+len(ind) == rbrace {
+		return ind
+	}
+	return indentOf(src, lbrace)
+}
+
 // lineDirective ends an insertion made at offset at, so that what follows
 // keeps its original line and column.
 func lineDirective(fset *token.FileSet, src []byte, at int) string {
@@ -155,8 +167,15 @@ func twinCall(src []byte, d *ast.FuncDecl, fset *token.FileSet) (string, bool) {
 	return call + "(" + a + ")", true
 }
 
-// instrument returns the instrumented text of j.
-func instrument(j *fileJob, shape Shape) []byte {
+// DefaultTwinMax is the largest body, in bytes, that gets a twin by
+// default. A twin doubles the body's compile time; the defer frame it
+// saves is a fixed cost per call, which matters in short functions and
+// not in long ones.
+const DefaultTwinMax = 400
+
+// instrument returns the instrumented text of j. Bodies longer than
+// twinMax bytes get the conditional defer; twinMax < 0 means no limit.
+func instrument(j *fileJob, shape Shape, twinMax int) []byte {
 	src := j.src
 	off := func(p token.Pos) int { return j.fset.Position(p).Offset }
 	var edits []edit
@@ -173,7 +192,7 @@ func instrument(j *fileJob, shape Shape) []byte {
 		}
 		lb := off(s.body.Lbrace)
 		at := insertAt(src, lb)
-		ind := indentOf(src, lb) + "\t"
+		ind := bodyIndent(src, lb, off(s.body.Rbrace)) + "\t"
 		var b strings.Builder
 		b.WriteString("\n")
 		if s.isMain {
@@ -185,7 +204,8 @@ func instrument(j *fileJob, shape Shape) []byte {
 		if s.skip == "" {
 			p := fmt.Sprintf("%s[%d]", j.array, s.index)
 			call, ok := "", false
-			if shape == ShapeTwin && s.decl != nil {
+			size := off(s.body.Rbrace) - lb
+			if shape == ShapeTwin && s.decl != nil && (twinMax < 0 || size <= twinMax) {
 				call, ok = twinCall(src, s.decl, j.fset)
 			}
 			b.WriteString(ind + "if " + p + ".On() {\n")

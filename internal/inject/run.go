@@ -24,7 +24,17 @@ const (
 	skipDirective = "compiler directive"
 	skipGenerated = "generated file"
 	skipCgo       = "cgo file"
+	skipRuntime   = "runtime package"
 )
+
+// isRuntime reports whether an import path belongs to the meter runtime
+// itself (its example workload excepted).
+func isRuntime(path string) bool {
+	if path == runtimeModule+"/example" || strings.HasPrefix(path, runtimeModule+"/example/") {
+		return false
+	}
+	return path == runtimeModule || strings.HasPrefix(path, runtimeModule+"/")
+}
 
 // group is a set of files that share one probe array: a package's own
 // files, its in-package test files, or its external test package.
@@ -90,6 +100,11 @@ func load(o *Options, sum *Summary) ([]*pkgJob, error) {
 			errs = append(errs, errors.New(e.Error()))
 		}
 		if len(p.Errors) > 0 {
+			continue
+		}
+		if isRuntime(p.PkgPath) {
+			// Probes in the runtime would fire inside Begin and End.
+			sum.Skipped[skipRuntime]++
 			continue
 		}
 		files := map[string]bool{}
