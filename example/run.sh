@@ -26,6 +26,6 @@ rm -f "$WORK/model.csv"
 METER_EXPORT_CSV="$WORK/model.csv" "$WORK/example" -n "$ROUNDS" -corpus "$ROOT/example/corpus"
 echo
 echo "performance model ($WORK/model.csv), top 15 by inherent time:"
-head -n 16 "$WORK/model.csv" | column -s, -t
+if command -v column >/dev/null; then head -n 16 "$WORK/model.csv" | column -s, -t; else head -n 16 "$WORK/model.csv"; fi
 awk -F, 'NR > 1 { n++; c[$9 == "" ? "unlabelled" : $9]++ }
 	END { printf "... %d probes in the model:", n; for (k in c) printf " %d %s", c[k], k; print "" }' "$WORK/model.csv"
