@@ -51,10 +51,13 @@ func appendField(b []byte, s string) []byte {
 // WriteCSVFile writes the model to path atomically: to a temporary file in
 // the same directory, then renamed, so a reader never sees half a model.
 func WriteCSVFile(path string, s meter.Snapshot) error {
-	return writeFileAtomic(path, func(w io.Writer) error { return WriteCSV(w, s) })
+	return WriteFileAtomic(path, func(w io.Writer) error { return WriteCSV(w, s) })
 }
 
-func writeFileAtomic(path string, write func(io.Writer) error) error {
+// WriteFileAtomic writes a file the way every export does: write to a
+// temporary file in the same directory, then rename it over path, so a
+// reader never sees half a file. An error names the path.
+func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."

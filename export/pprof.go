@@ -117,7 +117,7 @@ func WriteProfile(w io.Writer, s meter.Snapshot, paths *CallPaths) error {
 
 // WritePprofFile writes the profile to path atomically.
 func WritePprofFile(path string, s meter.Snapshot, paths *CallPaths) error {
-	return writeFileAtomic(path, func(w io.Writer) error { return WriteProfile(w, s, paths) })
+	return WriteFileAtomic(path, func(w io.Writer) error { return WriteProfile(w, s, paths) })
 }
 
 func buildProfile(s meter.Snapshot, paths *CallPaths) *profile.Profile {

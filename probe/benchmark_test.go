@@ -73,61 +73,42 @@ func benchChain(b *testing.B, source string) {
 
 func BenchmarkFiring(b *testing.B) {
 	benchChain(b, "auto")
-	b.Run("plain", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			sink = plain(sink)
+	disable := func(i int) func() func() {
+		return func() func() {
+			benchProbes[i].m.Disable(meter.DisabledHotspot)
+			return benchProbes[i].m.Enable
 		}
-	})
-	b.Run("disabled", func(b *testing.B) {
-		benchProbes[0].m.Disable(meter.DisabledHotspot)
-		defer benchProbes[0].m.Enable()
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			sink = instrumented(sink)
-		}
-	})
-	b.Run("metered", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			sink = instrumented(sink)
-		}
-	})
-	b.Run("metered-manual-clock", func(b *testing.B) {
-		// The engine's own cost: the clock reads are one atomic load each.
-		clock.UseManual()
-		defer clock.Setup(clockSource())
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			sink = instrumented(sink)
-		}
-	})
-	b.Run("twin-disabled", func(b *testing.B) {
-		benchProbes[1].m.Disable(meter.DisabledHotspot)
-		defer benchProbes[1].m.Enable()
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			sink = twin(sink)
-		}
-	})
-	b.Run("twin-metered", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			sink = twin(sink)
-		}
-	})
-	b.Run("clock-read", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			sink += uint64(clock.Now())
-		}
-	})
-	b.Run("time.Now", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			sink += uint64(time.Now().UnixNano())
-		}
-	})
+	}
+	for _, c := range []struct {
+		name  string
+		setup func() (undo func()) // nil: none
+		call  func(uint64) uint64
+	}{
+		{"plain", nil, plain},
+		{"disabled", disable(0), instrumented},
+		{"metered", nil, instrumented},
+		// The engine's own cost: each clock read is one atomic load.
+		{"metered-manual-clock", func() func() {
+			clock.UseManual()
+			return func() { clock.Setup(clockSource()) }
+		}, instrumented},
+		{"twin-disabled", disable(1), twin},
+		{"twin-metered", nil, twin},
+		{"clock-read", nil, func(x uint64) uint64 { return x + uint64(clock.Now()) }},
+		{"time.Now", nil, func(x uint64) uint64 { return x + uint64(time.Now().UnixNano()) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			if c.setup != nil {
+				undo := c.setup()
+				defer func() { b.StopTimer(); undo() }()
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				sink = c.call(sink)
+			}
+		})
+	}
 }
 
 func BenchmarkFiringParallel(b *testing.B) {

@@ -2,11 +2,11 @@ package probe
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 	"strings"
 	"time"
 
+	"github.com/meterio/meter/export"
 	"github.com/meterio/meter/meter"
 )
 
@@ -32,24 +32,8 @@ func writeMeta(path string, s meter.Snapshot) error {
 		reenabled += r.Reenabled
 	}
 	fmt.Fprintf(&b, "reenabled: %d\n", reenabled)
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	_, err = f.WriteString(b.String())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	return nil
+	return export.WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := io.WriteString(w, b.String())
+		return err
+	})
 }
