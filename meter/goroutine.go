@@ -24,7 +24,8 @@ type Goroutine struct {
 	// Each extension claims its words with NewGoroutineWord.
 	Ext [GoroutineWords]int64
 
-	handoff atomic.Uint32 // see race.go
+	//lint:ignore U1000 used under -race (race.go)
+	handoff atomic.Uint32
 }
 
 // Frame is one metered firing on a goroutine's stack.

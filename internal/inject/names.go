@@ -8,15 +8,14 @@ import (
 
 // A site is one function body that may carry a probe.
 type site struct {
-	name    string        // probe name, as the toolchain names the function
-	decl    *ast.FuncDecl // nil for a literal
-	lit     *ast.FuncLit  // nil for a declaration
-	body    *ast.BlockStmt
-	doc     *ast.CommentGroup
-	isMain  bool // func main of package main, or TestMain
-	skip    string
-	index   int  // index in the probe array, when instrumented
-	inlined bool // compiler can inline it
+	name   string        // probe name, as the toolchain names the function
+	decl   *ast.FuncDecl // nil for a literal
+	lit    *ast.FuncLit  // nil for a declaration
+	body   *ast.BlockStmt
+	doc    *ast.CommentGroup
+	isMain bool // func main of package main, or TestMain
+	skip   string
+	index  int // index in the probe array, when instrumented
 }
 
 // namer numbers what the toolchain numbers across a package's files:
