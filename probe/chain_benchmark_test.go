@@ -22,6 +22,24 @@ func chainWork(p *Probe, x int) int {
 	return x*x + 1
 }
 
+// chainWorkBeginFirst has the shape that asks Begin before paying for a
+// defer: an unmetered firing is a call to Begin and a test.
+//
+//go:noinline
+func chainWorkBeginFirst(p *Probe, x int) int {
+	if p.On() {
+		if f := p.Begin(); f.Active() {
+			return chainWorkMetered(f, x)
+		}
+	}
+	return x*x + 1
+}
+
+func chainWorkMetered(f Firing, x int) int {
+	defer f.End()
+	return x*x + 1
+}
+
 // BenchmarkChain compares, in one run, a firing of a disabled probe with a
 // firing outside any trace while a trace gate is on (DESIGN.md: at most
 // 10 ns more), and with a disabled probe while spotcheck keeps its gate
@@ -61,6 +79,12 @@ func BenchmarkChain(b *testing.B) {
 			b.ReportAllocs()
 			for i := range b.N {
 				chainSink += chainWork(p, i)
+			}
+		})
+		b.Run("begin-first/"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := range b.N {
+				chainSink += chainWorkBeginFirst(p, i)
 			}
 		})
 		b.Run("parallel/"+c.name, func(b *testing.B) {
