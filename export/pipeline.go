@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/meterio/meter/meter"
@@ -131,10 +132,13 @@ type Pipeline struct {
 	stopOnce sync.Once
 	cpu      atomic.Int64 // exporter thread CPU ns, with WithLockedThread
 
-	// Owned by the exporter goroutine.
-	buf      []record
+	// Owned by the exporter goroutine. For a SpanCopier, views[i] shows the
+	// record in the queue's slot i, for good; ro[j] is &views[j&mask] for j
+	// up to queue size + batch size, so that ro[i:i+n] are the spans of n
+	// records from slot i on, wrapped around the ring or not.
 	views    []spanView
 	ro       []sdktrace.ReadOnlySpan
+	res      *resource.Resource
 	reported int64     // dropped, as of the last line on stderr
 	failRep  int64     // failed, as of the last line on stderr
 	lastErr  error     // the last export error
@@ -181,25 +185,38 @@ func NewPipeline(opts ...Option) *Pipeline {
 		stop:     make(chan struct{}),
 		flushReq: make(chan chan struct{}),
 		done:     make(chan struct{}),
-		buf:      make([]record, c.batchSize),
 		lastLine: time.Now(),
 	}
 	var salt [12]byte
 	rand.Read(salt[:])
 	copy(p.trace[:], salt[:8])
 	p.span = binary.BigEndian.Uint32(salt[8:]) | 1
-	if c.exporter != nil {
-		_, p.reuse = c.exporter.(SpanCopier)
-		p.views = make([]spanView, c.batchSize)
-		p.ro = make([]sdktrace.ReadOnlySpan, c.batchSize)
-		for i := range p.views {
-			p.ro[i] = &p.views[i]
-		}
-	}
+	p.initViews()
 	p.labels.on = c.labels
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	go p.run()
 	return p
+}
+
+// initViews sets up the spans handed to the exporter: for a SpanCopier, one
+// fixed view per queue slot (see the Pipeline's fields).
+func (p *Pipeline) initViews() {
+	if p.cfg.exporter == nil {
+		return
+	}
+	p.res = resourceOf(p.cfg.exporter)
+	_, p.reuse = p.cfg.exporter.(SpanCopier)
+	if !p.reuse {
+		return
+	}
+	p.views = make([]spanView, len(p.q.slots))
+	for i := range p.views {
+		p.view(&p.views[i], &p.q.slots[i].rec, p.res)
+	}
+	p.ro = make([]sdktrace.ReadOnlySpan, len(p.q.slots)+p.cfg.batchSize)
+	for i := range p.ro {
+		p.ro[i] = &p.views[i&int(p.q.mask)]
+	}
 }
 
 // TraceStarted sets the goroutine's pprof labels (see labels.go).
@@ -398,54 +415,65 @@ func (p *Pipeline) exportAll() {
 		}
 	}
 	if n := p.q.pending(); n > 0 && p.ctx.Err() != nil {
-		// Out of time: what is left is dropped. Taking it frees the slots
-		// a late producer may still be filling; count what was taken.
+		// Out of time: what is left is dropped. Freeing it frees the slots
+		// a late producer may still be filling; count what was freed.
 		for {
-			k := p.q.take(p.buf)
+			h, k := p.q.ready(p.cfg.batchSize)
 			if k == 0 {
 				break
 			}
+			p.q.release(h, k)
 			p.drop(k)
 		}
 	}
 }
 
-// exportOnce takes up to one batch from the queue and exports it.
+// exportOnce exports up to one batch of published records, then frees
+// their slots. The records are read where they lie in the queue: for a
+// SpanCopier, the spans handed over are the fixed views of those slots, and
+// nothing is copied or written per span. An exporter that may keep the
+// spans gets copies of its own.
 func (p *Pipeline) exportOnce() int {
-	n := p.q.take(p.buf)
+	h, n := p.q.ready(p.cfg.batchSize)
 	if n == 0 {
 		return 0
 	}
-	recs := p.buf[:n]
 	if p.cfg.paths != nil {
-		p.cfg.paths.add(recs)
+		p.cfg.paths.add(p.q.records(h, n))
 	}
 	if p.cfg.exporter != nil {
-		res := resourceOf(p.cfg.exporter)
-		views, ro := p.views, p.ro
-		if !p.reuse {
+		var ro []sdktrace.ReadOnlySpan
+		if p.reuse {
+			i := int(h & p.q.mask)
+			ro = p.ro[i : i+n]
+		} else {
 			// The exporter may keep the spans: give it memory of its own.
-			recs = append([]record(nil), recs...)
-			views = make([]spanView, n)
+			recs := make([]record, 0, n)
+			a, b := p.q.records(h, n)
+			for i := range a {
+				recs = append(recs, a[i].rec)
+			}
+			for i := range b {
+				recs = append(recs, b[i].rec)
+			}
+			views := make([]spanView, n)
 			ro = make([]sdktrace.ReadOnlySpan, n)
 			for i := range ro {
+				p.view(&views[i], &recs[i], p.res)
 				ro[i] = &views[i]
 			}
 		}
-		for i := range recs {
-			p.view(&views[i], &recs[i], res)
-		}
 		ctx, cancel := context.WithTimeout(p.ctx, p.cfg.exportTimeout)
-		if err := p.cfg.exporter.ExportSpans(ctx, ro[:n]); err != nil {
+		if err := p.cfg.exporter.ExportSpans(ctx, ro); err != nil {
 			// Lost too: the model counts them with the dropped spans.
 			p.failed.Add(int64(n))
 			meter.AddDropped(int64(n))
 			p.lastErr = err
 		}
 		cancel()
-		// The views keep pointing at probe names and the resource, which
-		// live as long as the process: nothing to clear.
 	}
+	// The exporter is done with the records: producers may reuse the slots.
+	p.q.release(h, n)
 	p.sent.Add(int64(n))
 	return n
 }
