@@ -145,6 +145,7 @@ type Pipeline struct {
 	lastLine time.Time // when the last line was written
 
 	reuse  bool // the exporter is a SpanCopier: reuse views across batches
+	gen    exportGen
 	labels labeler
 }
 
@@ -463,19 +464,74 @@ func (p *Pipeline) exportOnce() int {
 				ro[i] = &views[i]
 			}
 		}
-		ctx, cancel := context.WithTimeout(p.ctx, p.cfg.exportTimeout)
+		ctx := p.exportCtx()
 		if err := p.cfg.exporter.ExportSpans(ctx, ro); err != nil {
 			// Lost too: the model counts them with the dropped spans.
 			p.failed.Add(int64(n))
 			meter.AddDropped(int64(n))
 			p.lastErr = err
 		}
-		cancel()
+		p.exportDone()
 	}
 	// The exporter is done with the records: producers may reuse the slots.
 	p.q.release(h, n)
 	p.sent.Add(int64(n))
 	return n
+}
+
+// exportGen is what bounds export calls in time, reused from one call to
+// the next until a call runs out of time: a context canceled by the
+// pipeline's (at Shutdown) or by the timer, and the timer, armed for each
+// call. A context.WithTimeout per call would cost, per batch, a timer and
+// a context made and discarded and a child registered with the pipeline's
+// context and removed again: most of the exporter goroutine's work for a
+// batch of 512 spans to a no-op exporter.
+type exportGen struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+}
+
+// exportCtx returns the context for one export call, with its deadline set
+// exportTimeout from now, and arms the timer. One small allocation.
+func (p *Pipeline) exportCtx() context.Context {
+	g := &p.gen
+	if g.ctx == nil {
+		ctx, cancel := context.WithCancelCause(p.ctx)
+		g.ctx, g.cancel = ctx, cancel
+		g.timer = time.AfterFunc(time.Hour, func() { cancel(context.DeadlineExceeded) })
+		g.timer.Stop()
+	}
+	d := p.cfg.exportTimeout
+	g.timer.Reset(d)
+	return &callCtx{Context: g.ctx, deadline: time.Now().Add(d)}
+}
+
+// exportDone disarms the timer after an export call; if the call ran out
+// of time (or Shutdown canceled it), the next call gets a fresh context.
+func (p *Pipeline) exportDone() {
+	g := &p.gen
+	if !g.timer.Stop() || g.ctx.Err() != nil {
+		g.cancel(context.Canceled) // releases it from the pipeline's context
+		*g = exportGen{}
+	}
+}
+
+// callCtx is the context of one export call: the reused context, with that
+// call's deadline. Err is context.DeadlineExceeded once the call has run out
+// of time, as with context.WithTimeout.
+type callCtx struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c *callCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+
+func (c *callCtx) Err() error {
+	if c.Context.Err() == nil {
+		return nil
+	}
+	return context.Cause(c.Context)
 }
 
 // report prints one line on standard error about spans dropped, and one
