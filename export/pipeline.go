@@ -106,8 +106,9 @@ func WithLockedThread() Option {
 
 // Pipeline is the trace export path, and the meter.Sink that feeds it. The
 // traced goroutine copies a finished trace's spans into a bounded lock-free
-// queue; one exporter goroutine takes them out in batches and hands them to
-// the span exporter and the call paths.
+// queue; one exporter goroutine hands them, in batches and where they lie in
+// the queue, to the span exporter and the call paths, then frees their
+// slots.
 type Pipeline struct {
 	cfg   config
 	q     *queue
@@ -182,7 +183,7 @@ func NewPipeline(opts ...Option) *Pipeline {
 	}
 	p := &Pipeline{
 		cfg:      c,
-		q:        newQueue(c.queueSize),
+		q:        newQueue(c.queueSize, c.batchSize),
 		stop:     make(chan struct{}),
 		flushReq: make(chan chan struct{}),
 		done:     make(chan struct{}),
@@ -229,7 +230,8 @@ func (p *Pipeline) TraceStarted(g *meter.Goroutine, root *meter.Probe) {
 // if they complete a batch. It runs on the traced goroutine.
 //
 // Cost: one CAS on the queue's tail for the whole trace, then a 64-byte copy
-// and an atomic store per span; no lock, no allocation, no blocking. Spans
+// and an atomic store per span, then one atomic add for the whole trace; no
+// lock, no allocation, no blocking. Spans
 // that do not fit are dropped and counted. The producer whose spans complete
 // a batch wakes the exporter. A producer that finds the queue full while
 // the exporter is still parked yields its processor (runtime.Gosched), so
@@ -416,26 +418,25 @@ func (p *Pipeline) exportAll() {
 		}
 	}
 	if n := p.q.pending(); n > 0 && p.ctx.Err() != nil {
-		// Out of time: what is left is dropped. Freeing it frees the slots
-		// a late producer may still be filling; count what was freed.
+		// Out of time: what is left is dropped. Taking it frees the room
+		// that published spans held; count what was taken.
 		for {
-			h, k := p.q.ready(p.cfg.batchSize)
+			_, k := p.q.take(p.cfg.batchSize)
 			if k == 0 {
 				break
 			}
-			p.q.release(h, k)
 			p.drop(k)
 		}
 	}
 }
 
-// exportOnce exports up to one batch of published records, then frees
-// their slots. The records are read where they lie in the queue: for a
-// SpanCopier, the spans handed over are the fixed views of those slots, and
-// nothing is copied or written per span. An exporter that may keep the
-// spans gets copies of its own.
+// exportOnce takes up to one batch of published records and exports it.
+// The records are read where they lie in the queue, which producers leave
+// alone until the next take: for a SpanCopier, the spans handed over are
+// the fixed views of those slots, and nothing is copied or written per
+// span. An exporter that may keep the spans gets copies of its own.
 func (p *Pipeline) exportOnce() int {
-	h, n := p.q.ready(p.cfg.batchSize)
+	h, n := p.q.take(p.cfg.batchSize)
 	if n == 0 {
 		return 0
 	}
@@ -473,8 +474,6 @@ func (p *Pipeline) exportOnce() int {
 		}
 		p.exportDone()
 	}
-	// The exporter is done with the records: producers may reuse the slots.
-	p.q.release(h, n)
 	p.sent.Add(int64(n))
 	return n
 }

@@ -23,7 +23,7 @@ const flagTruncated = 1 // set on a root whose trace reached METER_TRACE_MAX
 
 // slot holds one record. seq is the queue position + 1 once the record for
 // that position is written. The consumer reads seq only when some claimed
-// position may not be published yet (see ready).
+// position may not be published yet (see take).
 type slot struct {
 	seq atomic.Uint64
 	rec record
@@ -38,9 +38,13 @@ type pad [64]byte
 // spans to done. So a trace costs one contended compare-and-swap and one
 // contended add, not one per span.
 //
-// Zero copy: the consumer reads records in place. ready says how many are
-// published; the consumer hands them to the exporter where they lie and
-// frees their slots (release) only afterwards.
+// Zero copy: the consumer reads records in place. take says how many are
+// published from the head on and moves the head past them at once, so that
+// producers may claim again as much room as before; the records stay where
+// they are while the consumer exports them. That is safe because the ring
+// has room for the queue's capacity plus the batch in flight: producers may
+// claim up to capacity positions past the head, and those never fall on
+// the slots of the batch being exported (see newQueue).
 //
 // Signal batching: target is the value of done at which the consumer wants
 // to be woken (a full batch published past head). A producer whose add
@@ -53,7 +57,7 @@ type queue struct {
 	_      pad
 	tail   atomic.Uint64 // next position to claim; producers only
 	_      pad
-	head   atomic.Uint64 // first position not yet freed; written by the consumer only
+	head   atomic.Uint64 // first position not yet taken; written by the consumer only
 	_      pad
 	done   atomic.Uint64 // spans published, in all; producers add after publishing
 	_      pad
@@ -62,20 +66,28 @@ type queue struct {
 	_      pad
 	slots  []slot
 	mask   uint64
-	size   uint64
+	size   uint64        // capacity: at most size positions are claimed and not taken
 	wake   chan struct{} // capacity 1
 }
 
 const unarmed = 1 << 63 // target while the consumer is awake: never reached
 
-// newQueue returns a queue of at least size slots (rounded up to a power of
-// two).
-func newQueue(size int) *queue {
+// newQueue returns a queue that holds size spans (rounded up to a power of
+// two) while the consumer exports up to batch taken ones in place. The ring
+// has a power of two of at least size+batch slots: a batch taken from
+// positions [h, h+n), n <= batch, occupies slots that positions up to
+// h+n+size-1, the most producers may claim before the next take, never
+// reach.
+func newQueue(size, batch int) *queue {
 	n := 1
 	for n < size {
 		n <<= 1
 	}
-	q := &queue{slots: make([]slot, n), mask: uint64(n - 1), size: uint64(n), wake: make(chan struct{}, 1)}
+	ring := 1
+	for ring < n+batch {
+		ring <<= 1
+	}
+	q := &queue{slots: make([]slot, ring), mask: uint64(ring - 1), size: uint64(n), wake: make(chan struct{}, 1)}
 	q.target.Store(unarmed) // nobody signals until the consumer arms it
 	return q
 }
@@ -129,41 +141,41 @@ func (q *queue) produced(k int) bool {
 	return false
 }
 
-// pending reports how many positions are claimed and not yet freed. Some of
+// pending reports how many positions are claimed and not yet taken. Some of
 // them may not be published yet.
 func (q *queue) pending() int {
 	return int(q.tail.Load() - q.head.Load())
 }
 
-// ready returns the first position not yet freed and how many records from
-// there on, up to max, are published. Consumer only. The records stay in
-// their slots, and producers do not touch them, until release.
+// take returns the first position not yet taken and how many records from
+// there on, up to max, are published, and moves the head past them.
+// Consumer only. The records stay in their slots, and producers do not
+// touch those, until the consumer takes again (see newQueue): the consumer
+// reads them in place in between.
 //
-// When done equals tail, every claimed position is published, and ready
-// touches no slot: this is the common case (no producer between claim and
-// done.Add). Otherwise it checks each slot's seq and stops at the first
+// When done equals tail, every claimed position is published, and take
+// touches no slot: the common case (no producer between its claim and its
+// add to done). Otherwise it checks each slot's seq and stops at the first
 // that is not published yet.
-func (q *queue) ready(max int) (uint64, int) {
+func (q *queue) take(max int) (uint64, int) {
 	h := q.head.Load()
 	d := q.done.Load() // before tail: d == t then means all of [0, t) is published
 	t := q.tail.Load()
+	var n int
 	if d == t {
-		return h, int(min(t-h, uint64(max)))
-	}
-	n := 0
-	for ; n < max; n++ {
-		pos := h + uint64(n)
-		if q.slots[pos&q.mask].seq.Load() != pos+1 {
-			break // not yet published (or empty)
+		n = int(min(t-h, uint64(max)))
+	} else {
+		for ; n < max; n++ {
+			pos := h + uint64(n)
+			if q.slots[pos&q.mask].seq.Load() != pos+1 {
+				break // not yet published (or empty)
+			}
 		}
 	}
+	if n > 0 {
+		q.head.Store(h + uint64(n))
+	}
 	return h, n
-}
-
-// release frees the n slots from position h on (h as ready returned it).
-// Consumer only.
-func (q *queue) release(h uint64, n int) {
-	q.head.Store(h + uint64(n))
 }
 
 // records returns the slots of n positions from h on, as one or two runs
