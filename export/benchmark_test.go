@@ -88,7 +88,7 @@ func BenchmarkQueue(b *testing.B) {
 					q.publish(pos+uint64(i), &r)
 				}
 				if k > 0 {
-					q.produced(k)
+					q.produced(pos, k)
 				}
 			}
 		})

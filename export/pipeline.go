@@ -121,6 +121,7 @@ type Pipeline struct {
 	_       pad
 	// Written by the exporter goroutine, on a line of their own.
 	wakeups atomic.Int64 // times the exporter goroutine woke
+	stalls  atomic.Int64 // of those, waits for a producer between claim and publication
 	sent    atomic.Int64 // spans handed to the exporter and the paths
 	failed  atomic.Int64 // spans in export calls that returned an error
 	_       pad
@@ -270,7 +271,7 @@ func (p *Pipeline) TraceEnded(g *meter.Goroutine, spans []meter.Span, truncated 
 		}
 	}
 	if k > 0 {
-		p.q.produced(k)
+		p.q.produced(pos, k)
 	}
 }
 
@@ -286,6 +287,7 @@ type Stats struct {
 	Exported int64 // spans handed to the exporter (and the call paths)
 	Failed   int64 // of those, spans whose export call returned an error
 	Wakeups  int64 // times the exporter goroutine woke up
+	Stalls   int64 // of those, after waiting for a producer between its claim and its publication
 }
 
 // Stats returns the pipeline's counters.
@@ -295,6 +297,7 @@ func (p *Pipeline) Stats() Stats {
 		Dropped:  p.dropped.Load(),
 		Exported: p.sent.Load(),
 		Wakeups:  p.wakeups.Load(),
+		Stalls:   p.stalls.Load(),
 		Failed:   p.failed.Load(),
 	}
 }
@@ -368,7 +371,7 @@ func (p *Pipeline) run() {
 		// Full batches first.
 		for p.q.pending() >= batch {
 			if p.exportOnce() == 0 {
-				runtime.Gosched() // a producer claimed slots and has not filled them yet
+				p.waitHole()
 			}
 			if p.ctx.Err() != nil {
 				break
@@ -408,13 +411,37 @@ func (p *Pipeline) run() {
 	}
 }
 
+// waitHole waits until the producer that claimed the position at the head
+// has published it, or the pipeline's context ends. That producer is
+// between its claim and its add, usually running on another processor and
+// done within nanoseconds, so yielding once is often enough; but it may
+// have lost its thread (to the OS, or to Go's preemption), for
+// milliseconds: then the exporter sleeps until the producer wakes it,
+// rather than spin.
+func (p *Pipeline) waitHole() {
+	runtime.Gosched()
+	if !p.q.armHole() {
+		p.q.disarmHole()
+		return
+	}
+	p.q.parked.Store(true) // producers that find the queue full yield (TraceEnded)
+	select {
+	case <-p.q.wake:
+	case <-p.ctx.Done():
+	}
+	p.q.parked.Store(false)
+	p.q.disarmHole()
+	p.wakeups.Add(1)
+	p.stalls.Add(1)
+}
+
 // exportAll exports until the queue is empty, waiting briefly for producers
 // that claimed slots and have not filled them yet, and giving up when the
 // pipeline's context is canceled.
 func (p *Pipeline) exportAll() {
 	for p.q.pending() > 0 && p.ctx.Err() == nil {
 		if p.exportOnce() == 0 {
-			runtime.Gosched()
+			p.waitHole()
 		}
 	}
 	if n := p.q.pending(); n > 0 && p.ctx.Err() != nil {

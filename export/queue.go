@@ -52,6 +52,11 @@ type pad [64]byte
 // wake-up; no other producer touches the channel. The consumer re-arms
 // target before each sleep, and sets it out of reach while awake.
 //
+// Holes: when the position at the head is claimed but not published (its
+// producer is between claim and publication, perhaps descheduled), the
+// consumer sets hole to it and sleeps rather than spin; the producer that
+// claimed it wakes the consumer after its add.
+//
 // Nothing here allocates or blocks after newQueue.
 type queue struct {
 	_      pad
@@ -62,6 +67,7 @@ type queue struct {
 	done   atomic.Uint64 // spans published, in all; producers add after publishing
 	_      pad
 	target atomic.Uint64 // wake the consumer when done reaches it; consumer writes
+	hole   atomic.Uint64 // wake the consumer when this position is published; consumer writes
 	parked atomic.Bool   // the consumer is (about to be) waiting in select
 	_      pad
 	slots  []slot
@@ -89,6 +95,7 @@ func newQueue(size, batch int) *queue {
 	}
 	q := &queue{slots: make([]slot, ring), mask: uint64(ring - 1), size: uint64(n), wake: make(chan struct{}, 1)}
 	q.target.Store(unarmed) // nobody signals until the consumer arms it
+	q.hole.Store(unarmed)
 	return q
 }
 
@@ -126,12 +133,13 @@ func (q *queue) publish(pos uint64, r *record) {
 	s.seq.Store(pos + 1)
 }
 
-// produced counts k more published spans (after publish of each), waking
-// the consumer when they complete the batch it waits for, and reports
-// whether it did.
-func (q *queue) produced(k int) bool {
+// produced counts the k spans claimed from position pos on as published
+// (after publish of each), waking the consumer when they complete the batch
+// it waits for or fill the hole it waits on, and reports whether it did.
+func (q *queue) produced(pos uint64, k int) bool {
 	v := q.done.Add(uint64(k))
-	if t := q.target.Load(); v >= t && v-uint64(k) < t {
+	t, w := q.target.Load(), q.hole.Load() // one cache line, written once per wake
+	if v >= t && v-uint64(k) < t || w-pos < uint64(k) {
 		select {
 		case q.wake <- struct{}{}:
 			return true
@@ -202,6 +210,23 @@ func (q *queue) arm(batch int) bool {
 	// target: count what is published now.
 	return q.done.Load() < want
 }
+
+// armHole asks to be woken once the position at the head is published, and
+// reports whether the consumer may sleep (false: it is published now).
+// Consumer only; disarmHole when awake.
+func (q *queue) armHole() bool {
+	select { // a wake-up from an earlier round is stale
+	case <-q.wake:
+	default:
+	}
+	h := q.head.Load()
+	q.hole.Store(h)
+	// A producer that read hole before the store published before its
+	// add: see whether it did.
+	return q.slots[h&q.mask].seq.Load() != h+1
+}
+
+func (q *queue) disarmHole() { q.hole.Store(unarmed) }
 
 // disarm stops producers from signalling (the consumer is awake).
 func (q *queue) disarm() { q.target.Store(unarmed) }
