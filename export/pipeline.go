@@ -106,9 +106,8 @@ func WithLockedThread() Option {
 
 // Pipeline is the trace export path, and the meter.Sink that feeds it. The
 // traced goroutine copies a finished trace's spans into a bounded lock-free
-// queue; one exporter goroutine hands them, in batches and where they lie in
-// the queue, to the span exporter and the call paths, then frees their
-// slots.
+// queue; one exporter goroutine takes them in batches and hands them, where
+// they lie in the queue, to the span exporter and the call paths.
 type Pipeline struct {
 	cfg   config
 	q     *queue
@@ -232,11 +231,11 @@ func (p *Pipeline) TraceStarted(g *meter.Goroutine, root *meter.Probe) {
 //
 // Cost: one CAS on the queue's tail for the whole trace, then a 64-byte copy
 // and an atomic store per span, then one atomic add for the whole trace; no
-// lock, no allocation, no blocking. Spans
-// that do not fit are dropped and counted. The producer whose spans complete
-// a batch wakes the exporter. A producer that finds the queue full while
-// the exporter is still parked yields its processor (runtime.Gosched), so
-// that the woken exporter gets to run.
+// lock, no allocation, no blocking. Spans that do not fit are dropped and
+// counted. The producer whose spans complete a batch, or fill the slot the
+// exporter waits on, wakes the exporter. A producer that finds the queue
+// full while the exporter is still parked yields its processor
+// (runtime.Gosched), so that the woken exporter gets to run.
 func (p *Pipeline) TraceEnded(g *meter.Goroutine, spans []meter.Span, truncated bool) {
 	p.labels.ended(g)
 	n := len(spans)
