@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/meterio/meter/meter"
@@ -105,8 +106,8 @@ func WithLockedThread() Option {
 
 // Pipeline is the trace export path, and the meter.Sink that feeds it. The
 // traced goroutine copies a finished trace's spans into a bounded lock-free
-// queue; one exporter goroutine takes them out in batches and hands them to
-// the span exporter and the call paths.
+// queue; one exporter goroutine takes them in batches and hands them, where
+// they lie in the queue, to the span exporter and the call paths.
 type Pipeline struct {
 	cfg   config
 	q     *queue
@@ -119,6 +120,7 @@ type Pipeline struct {
 	_       pad
 	// Written by the exporter goroutine, on a line of their own.
 	wakeups atomic.Int64 // times the exporter goroutine woke
+	stalls  atomic.Int64 // of those, waits for a producer between claim and publication
 	sent    atomic.Int64 // spans handed to the exporter and the paths
 	failed  atomic.Int64 // spans in export calls that returned an error
 	_       pad
@@ -131,16 +133,20 @@ type Pipeline struct {
 	stopOnce sync.Once
 	cpu      atomic.Int64 // exporter thread CPU ns, with WithLockedThread
 
-	// Owned by the exporter goroutine.
-	buf      []record
+	// Owned by the exporter goroutine. For a SpanCopier, views[i] shows the
+	// record in the queue's slot i, for good; ro[j] is &views[j&mask] for j
+	// up to queue size + batch size, so that ro[i:i+n] are the spans of n
+	// records from slot i on, wrapped around the ring or not.
 	views    []spanView
 	ro       []sdktrace.ReadOnlySpan
+	res      *resource.Resource
 	reported int64     // dropped, as of the last line on stderr
 	failRep  int64     // failed, as of the last line on stderr
 	lastErr  error     // the last export error
 	lastLine time.Time // when the last line was written
 
 	reuse  bool // the exporter is a SpanCopier: reuse views across batches
+	gen    exportGen
 	labels labeler
 }
 
@@ -177,29 +183,42 @@ func NewPipeline(opts ...Option) *Pipeline {
 	}
 	p := &Pipeline{
 		cfg:      c,
-		q:        newQueue(c.queueSize),
+		q:        newQueue(c.queueSize, c.batchSize),
 		stop:     make(chan struct{}),
 		flushReq: make(chan chan struct{}),
 		done:     make(chan struct{}),
-		buf:      make([]record, c.batchSize),
 		lastLine: time.Now(),
 	}
 	var salt [12]byte
 	rand.Read(salt[:])
 	copy(p.trace[:], salt[:8])
 	p.span = binary.BigEndian.Uint32(salt[8:]) | 1
-	if c.exporter != nil {
-		_, p.reuse = c.exporter.(SpanCopier)
-		p.views = make([]spanView, c.batchSize)
-		p.ro = make([]sdktrace.ReadOnlySpan, c.batchSize)
-		for i := range p.views {
-			p.ro[i] = &p.views[i]
-		}
-	}
+	p.initViews()
 	p.labels.on = c.labels
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	go p.run()
 	return p
+}
+
+// initViews sets up the spans handed to the exporter: for a SpanCopier, one
+// fixed view per queue slot (see the Pipeline's fields).
+func (p *Pipeline) initViews() {
+	if p.cfg.exporter == nil {
+		return
+	}
+	p.res = resourceOf(p.cfg.exporter)
+	_, p.reuse = p.cfg.exporter.(SpanCopier)
+	if !p.reuse {
+		return
+	}
+	p.views = make([]spanView, len(p.q.slots))
+	for i := range p.views {
+		p.view(&p.views[i], &p.q.slots[i].rec, p.res)
+	}
+	p.ro = make([]sdktrace.ReadOnlySpan, len(p.q.slots)+p.cfg.batchSize)
+	for i := range p.ro {
+		p.ro[i] = &p.views[i&int(p.q.mask)]
+	}
 }
 
 // TraceStarted sets the goroutine's pprof labels (see labels.go).
@@ -211,11 +230,12 @@ func (p *Pipeline) TraceStarted(g *meter.Goroutine, root *meter.Probe) {
 // if they complete a batch. It runs on the traced goroutine.
 //
 // Cost: one CAS on the queue's tail for the whole trace, then a 64-byte copy
-// and an atomic store per span; no lock, no allocation, no blocking. Spans
-// that do not fit are dropped and counted. The producer whose spans complete
-// a batch wakes the exporter. A producer that finds the queue full while
-// the exporter is still parked yields its processor (runtime.Gosched), so
-// that the woken exporter gets to run.
+// and an atomic store per span, then one atomic add for the whole trace; no
+// lock, no allocation, no blocking. Spans that do not fit are dropped and
+// counted. The producer whose spans complete a batch, or fill the slot the
+// exporter waits on, wakes the exporter. A producer that finds the queue
+// full while the exporter is still parked yields its processor
+// (runtime.Gosched), so that the woken exporter gets to run.
 func (p *Pipeline) TraceEnded(g *meter.Goroutine, spans []meter.Span, truncated bool) {
 	p.labels.ended(g)
 	n := len(spans)
@@ -250,7 +270,7 @@ func (p *Pipeline) TraceEnded(g *meter.Goroutine, spans []meter.Span, truncated 
 		}
 	}
 	if k > 0 {
-		p.q.produced(k)
+		p.q.produced(pos, k)
 	}
 }
 
@@ -266,6 +286,7 @@ type Stats struct {
 	Exported int64 // spans handed to the exporter (and the call paths)
 	Failed   int64 // of those, spans whose export call returned an error
 	Wakeups  int64 // times the exporter goroutine woke up
+	Stalls   int64 // of those, after waiting for a producer between its claim and its publication
 }
 
 // Stats returns the pipeline's counters.
@@ -275,6 +296,7 @@ func (p *Pipeline) Stats() Stats {
 		Dropped:  p.dropped.Load(),
 		Exported: p.sent.Load(),
 		Wakeups:  p.wakeups.Load(),
+		Stalls:   p.stalls.Load(),
 		Failed:   p.failed.Load(),
 	}
 }
@@ -348,7 +370,7 @@ func (p *Pipeline) run() {
 		// Full batches first.
 		for p.q.pending() >= batch {
 			if p.exportOnce() == 0 {
-				runtime.Gosched() // a producer claimed slots and has not filled them yet
+				p.waitHole()
 			}
 			if p.ctx.Err() != nil {
 				break
@@ -388,20 +410,44 @@ func (p *Pipeline) run() {
 	}
 }
 
+// waitHole waits until the producer that claimed the position at the head
+// has published it, or the pipeline's context ends. That producer is
+// between its claim and its add, usually running on another processor and
+// done within nanoseconds, so yielding once is often enough; but it may
+// have lost its thread (to the OS, or to Go's preemption), for
+// milliseconds: then the exporter sleeps until the producer wakes it,
+// rather than spin.
+func (p *Pipeline) waitHole() {
+	runtime.Gosched()
+	if !p.q.armHole() {
+		p.q.disarmHole()
+		return
+	}
+	p.q.parked.Store(true) // producers that find the queue full yield (TraceEnded)
+	select {
+	case <-p.q.wake:
+	case <-p.ctx.Done():
+	}
+	p.q.parked.Store(false)
+	p.q.disarmHole()
+	p.wakeups.Add(1)
+	p.stalls.Add(1)
+}
+
 // exportAll exports until the queue is empty, waiting briefly for producers
 // that claimed slots and have not filled them yet, and giving up when the
 // pipeline's context is canceled.
 func (p *Pipeline) exportAll() {
 	for p.q.pending() > 0 && p.ctx.Err() == nil {
 		if p.exportOnce() == 0 {
-			runtime.Gosched()
+			p.waitHole()
 		}
 	}
 	if n := p.q.pending(); n > 0 && p.ctx.Err() != nil {
-		// Out of time: what is left is dropped. Taking it frees the slots
-		// a late producer may still be filling; count what was taken.
+		// Out of time: what is left is dropped. Taking it frees the room
+		// that published spans held; count what was taken.
 		for {
-			k := p.q.take(p.buf)
+			_, k := p.q.take(p.cfg.batchSize)
 			if k == 0 {
 				break
 			}
@@ -410,44 +456,107 @@ func (p *Pipeline) exportAll() {
 	}
 }
 
-// exportOnce takes up to one batch from the queue and exports it.
+// exportOnce takes up to one batch of published records and exports it.
+// The records are read where they lie in the queue, which producers leave
+// alone until the next take: for a SpanCopier, the spans handed over are
+// the fixed views of those slots, and nothing is copied or written per
+// span. An exporter that may keep the spans gets copies of its own.
 func (p *Pipeline) exportOnce() int {
-	n := p.q.take(p.buf)
+	h, n := p.q.take(p.cfg.batchSize)
 	if n == 0 {
 		return 0
 	}
-	recs := p.buf[:n]
 	if p.cfg.paths != nil {
-		p.cfg.paths.add(recs)
+		p.cfg.paths.add(p.q.records(h, n))
 	}
 	if p.cfg.exporter != nil {
-		res := resourceOf(p.cfg.exporter)
-		views, ro := p.views, p.ro
-		if !p.reuse {
+		var ro []sdktrace.ReadOnlySpan
+		if p.reuse {
+			i := int(h & p.q.mask)
+			ro = p.ro[i : i+n]
+		} else {
 			// The exporter may keep the spans: give it memory of its own.
-			recs = append([]record(nil), recs...)
-			views = make([]spanView, n)
+			recs := make([]record, 0, n)
+			a, b := p.q.records(h, n)
+			for i := range a {
+				recs = append(recs, a[i].rec)
+			}
+			for i := range b {
+				recs = append(recs, b[i].rec)
+			}
+			views := make([]spanView, n)
 			ro = make([]sdktrace.ReadOnlySpan, n)
 			for i := range ro {
+				p.view(&views[i], &recs[i], p.res)
 				ro[i] = &views[i]
 			}
 		}
-		for i := range recs {
-			p.view(&views[i], &recs[i], res)
-		}
-		ctx, cancel := context.WithTimeout(p.ctx, p.cfg.exportTimeout)
-		if err := p.cfg.exporter.ExportSpans(ctx, ro[:n]); err != nil {
+		ctx := p.exportCtx()
+		if err := p.cfg.exporter.ExportSpans(ctx, ro); err != nil {
 			// Lost too: the model counts them with the dropped spans.
 			p.failed.Add(int64(n))
 			meter.AddDropped(int64(n))
 			p.lastErr = err
 		}
-		cancel()
-		// The views keep pointing at probe names and the resource, which
-		// live as long as the process: nothing to clear.
+		p.exportDone()
 	}
 	p.sent.Add(int64(n))
 	return n
+}
+
+// exportGen is what bounds export calls in time, reused from one call to
+// the next until a call runs out of time: a context canceled by the
+// pipeline's (at Shutdown) or by the timer, and the timer, armed for each
+// call. A context.WithTimeout per call would cost, per batch, a timer and
+// a context made and discarded and a child registered with the pipeline's
+// context and removed again: most of the exporter goroutine's work for a
+// batch of 512 spans to a no-op exporter.
+type exportGen struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+}
+
+// exportCtx returns the context for one export call, with its deadline set
+// exportTimeout from now, and arms the timer. One small allocation.
+func (p *Pipeline) exportCtx() context.Context {
+	g := &p.gen
+	if g.ctx == nil {
+		ctx, cancel := context.WithCancelCause(p.ctx)
+		g.ctx, g.cancel = ctx, cancel
+		g.timer = time.AfterFunc(time.Hour, func() { cancel(context.DeadlineExceeded) })
+		g.timer.Stop()
+	}
+	d := p.cfg.exportTimeout
+	g.timer.Reset(d)
+	return &callCtx{Context: g.ctx, deadline: time.Now().Add(d)}
+}
+
+// exportDone disarms the timer after an export call; if the call ran out
+// of time (or Shutdown canceled it), the next call gets a fresh context.
+func (p *Pipeline) exportDone() {
+	g := &p.gen
+	if !g.timer.Stop() || g.ctx.Err() != nil {
+		g.cancel(context.Canceled) // releases it from the pipeline's context
+		*g = exportGen{}
+	}
+}
+
+// callCtx is the context of one export call: the reused context, with that
+// call's deadline. Err is context.DeadlineExceeded once the call has run out
+// of time, as with context.WithTimeout.
+type callCtx struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c *callCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+
+func (c *callCtx) Err() error {
+	if c.Context.Err() == nil {
+		return nil
+	}
+	return context.Cause(c.Context)
 }
 
 // report prints one line on standard error about spans dropped, and one

@@ -35,6 +35,9 @@ func (e *checkingExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 	e.batches++
 	e.spans += len(spans)
 	for _, s := range spans {
+		if a := s.Attributes(); len(a) != 1 || a[0].Value.AsInt64() != 5 {
+			e.errs = append(e.errs, fmt.Sprintf("attributes %v", a))
+		}
 		id := s.SpanContext().SpanID()
 		index := binary.BigEndian.Uint32(id[4:]) - 1
 		if !s.Parent().IsValid() {
@@ -75,17 +78,33 @@ func spansOf(p *meter.Probe, n int) []meter.Span {
 // exporter goroutine wakes about once per batch, never per span. Saturated:
 // a small queue behind a slow exporter, so that many spans drop. Keeping up:
 // a large queue, so that the exporter sleeps between batches.
+//
+// Each runs twice: with an exporter that may keep the spans (it gets copies)
+// and with a SpanCopier, which reads the records in place in the queue
+// while producers fill other slots (under -race, a producer writing a slot
+// the exporter still reads would show).
 func TestPipelineAccountsForEverySpan(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		queue int
 		slow  time.Duration
 	}{{"saturated", 256, time.Millisecond}, {"keeping-up", 1 << 16, 0}} {
-		t.Run(c.name, func(t *testing.T) { testAccounting(t, c.queue, c.slow) })
+		for _, copier := range []bool{false, true} {
+			name := c.name
+			if copier {
+				name += "/in-place"
+			}
+			t.Run(name, func(t *testing.T) { testAccounting(t, c.queue, c.slow, copier) })
+		}
 	}
 }
 
-func testAccounting(t *testing.T, queue int, slow time.Duration) {
+// copyingChecker is a checkingExporter that declares it keeps nothing.
+type copyingChecker struct{ *checkingExporter }
+
+func (copyingChecker) CopiesSpans() {}
+
+func testAccounting(t *testing.T, queue int, slow time.Duration, copier bool) {
 	const (
 		producers = 4
 		traces    = 3000
@@ -97,8 +116,12 @@ func testAccounting(t *testing.T, queue int, slow time.Duration) {
 		pace = 5
 	}
 	e := &checkingExporter{slow: slow}
+	var exp sdktrace.SpanExporter = e
+	if copier {
+		exp = copyingChecker{e}
+	}
 	var stderr syncBuffer
-	p := NewPipeline(WithSpanExporter(e), WithQueueSize(queue), WithBatchSize(batch),
+	p := NewPipeline(WithSpanExporter(exp), WithQueueSize(queue), WithBatchSize(batch),
 		WithScheduleDelay(time.Hour), WithLabels(false), WithStderr(&stderr), WithDropReport(time.Nanosecond))
 	droppedBefore := meter.Take().Dropped
 	var produced atomic.Int64
@@ -367,3 +390,63 @@ func TestRetainingExporter(t *testing.T) {
 		}
 	}
 }
+
+// TestExportTimeout: an export call that runs out of time sees its context
+// end with context.DeadlineExceeded at its deadline; the next call gets a
+// live context again.
+func TestExportTimeout(t *testing.T) {
+	probe := meter.NewProbe("example.com/queue.timeout", nil)
+	e := &timeoutExporter{}
+	p := NewPipeline(WithSpanExporter(e), WithBatchSize(1), WithExportTimeout(50*time.Millisecond),
+		WithScheduleDelay(time.Hour), WithLabels(false), WithStderr(io.Discard))
+	g := &meter.Goroutine{TraceID: 1}
+	for range 3 {
+		p.TraceEnded(g, spansOf(probe, 1), false)
+		if err := p.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Shutdown(context.Background())
+	if len(e.calls) != 3 {
+		t.Fatalf("%d export calls, want 3", len(e.calls))
+	}
+	for i, c := range e.calls {
+		if !c.hasDeadline || c.deadline < 30*time.Millisecond || c.deadline > 60*time.Millisecond {
+			t.Errorf("call %d: deadline %v (set %v), want about 50ms from the call", i, c.deadline, c.hasDeadline)
+		}
+	}
+	if c := e.calls[0]; c.err != context.DeadlineExceeded || c.waited < 40*time.Millisecond {
+		t.Errorf("first call: ended with %v after %v, want context.DeadlineExceeded after about 50ms", c.err, c.waited)
+	}
+	for i, c := range e.calls[1:] {
+		if c.err != nil {
+			t.Errorf("call %d: context ended: %v", i+1, c.err)
+		}
+	}
+	if st := p.Stats(); st.Failed != 1 || st.Exported != 3 {
+		t.Errorf("failed %d, exported %d; want 1 and 3", st.Failed, st.Exported)
+	}
+}
+
+// timeoutExporter waits for its context to end in its first call and
+// records what each call's context says.
+type timeoutExporter struct {
+	calls []timeoutCall
+}
+
+type timeoutCall struct {
+	hasDeadline      bool
+	deadline, waited time.Duration
+	err              error
+}
+
+func (e *timeoutExporter) ExportSpans(ctx context.Context, _ []sdktrace.ReadOnlySpan) error {
+	start := time.Now()
+	d, ok := ctx.Deadline()
+	if len(e.calls) == 0 {
+		<-ctx.Done()
+	}
+	e.calls = append(e.calls, timeoutCall{ok, d.Sub(start), time.Since(start), ctx.Err()})
+	return ctx.Err()
+}
+func (e *timeoutExporter) Shutdown(context.Context) error { return nil }

@@ -55,49 +55,56 @@ func NewCallPaths() *CallPaths {
 	}
 }
 
-// add folds a batch of records in. The records of one trace are consecutive
-// in the queue, so a trace split over two batches continues where it left.
-func (c *CallPaths) add(recs []record) {
+// add folds a batch of records in, given as the one or two runs of queue
+// slots that hold them. The records of one trace are consecutive in the
+// queue, so a trace split over two batches continues where it left.
+func (c *CallPaths) add(a, b []slot) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for i := range recs {
-		r := &recs[i]
-		if r.index == 0 || r.trace != c.trace {
-			c.trace = r.trace
-			c.node = c.node[:0]
-		}
-		if int(r.index) != len(c.node) { // not the next span of this trace: its start was lost
-			continue
-		}
-		parent := int32(0)
-		if r.parent >= 0 && int(r.parent) < len(c.node) {
-			parent = c.node[r.parent]
-		}
-		key := pathKey{parent, r.probe}
-		n, ok := c.index[key]
-		if !ok {
-			n = int32(len(c.nodes))
-			c.nodes = append(c.nodes, pathNode{parent: parent, probe: r.probe})
-			c.index[key] = n
-		}
-		c.node = append(c.node, n)
-		incl := clock.Nanos(clock.Elapsed(r.start, r.end))
-		if r.end == 0 {
-			incl = 0
-		}
-		nd := &c.nodes[n]
-		nd.count++
-		nd.inclusive += incl
-		nd.inherent += r.inherent
-		t := c.byPrb[r.probe]
-		if t == nil {
-			t = &pathTotals{}
-			c.byPrb[r.probe] = t
-		}
-		t.count++
-		t.inclusive += incl
-		t.inherent += r.inherent
+	for i := range a {
+		c.addRecord(&a[i].rec)
 	}
+	for i := range b {
+		c.addRecord(&b[i].rec)
+	}
+}
+
+func (c *CallPaths) addRecord(r *record) {
+	if r.index == 0 || r.trace != c.trace {
+		c.trace = r.trace
+		c.node = c.node[:0]
+	}
+	if int(r.index) != len(c.node) { // not the next span of this trace: its start was lost
+		return
+	}
+	parent := int32(0)
+	if r.parent >= 0 && int(r.parent) < len(c.node) {
+		parent = c.node[r.parent]
+	}
+	key := pathKey{parent, r.probe}
+	n, ok := c.index[key]
+	if !ok {
+		n = int32(len(c.nodes))
+		c.nodes = append(c.nodes, pathNode{parent: parent, probe: r.probe})
+		c.index[key] = n
+	}
+	c.node = append(c.node, n)
+	incl := clock.Nanos(clock.Elapsed(r.start, r.end))
+	if r.end == 0 {
+		incl = 0
+	}
+	nd := &c.nodes[n]
+	nd.count++
+	nd.inclusive += incl
+	nd.inherent += r.inherent
+	t := c.byPrb[r.probe]
+	if t == nil {
+		t = &pathTotals{}
+		c.byPrb[r.probe] = t
+	}
+	t.count++
+	t.inclusive += incl
+	t.inherent += r.inherent
 }
 
 // WriteProfile writes the model and the call paths as a pprof profile

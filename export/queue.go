@@ -22,7 +22,8 @@ type record struct {
 const flagTruncated = 1 // set on a root whose trace reached METER_TRACE_MAX
 
 // slot holds one record. seq is the queue position + 1 once the record for
-// that position is written: the consumer reads a slot only when seq says so.
+// that position is written. The consumer reads seq only when some claimed
+// position may not be published yet (see take).
 type slot struct {
 	seq atomic.Uint64
 	rec record
@@ -33,39 +34,68 @@ type pad [64]byte
 // queue is a bounded multi-producer single-consumer ring of span records,
 // after Vyukov's bounded queue and JCTools' MpscArrayQueue, with one change:
 // a producer claims all the spans of a trace with a single compare-and-swap
-// on the tail, then fills and publishes each slot. So a trace costs one
-// contended atomic operation, not one per span.
+// on the tail, then fills and publishes each slot, then adds the trace's
+// spans to done. So a trace costs one contended compare-and-swap and one
+// contended add, not one per span.
 //
-// Signal batching: needed counts down the spans the consumer still wants
-// before a full batch is waiting. A producer whose claim takes it from above
-// zero to zero or below sends one non-blocking wake-up; no other producer
-// touches the channel. The consumer re-arms needed before each sleep.
+// Zero copy: the consumer reads records in place. take says how many are
+// published from the head on and moves the head past them at once, so that
+// producers may claim again as much room as before; the records stay where
+// they are while the consumer exports them. That is safe because the ring
+// has room for the queue's capacity plus the batch in flight: producers may
+// claim up to capacity positions past the head, and those never fall on
+// the slots of the batch being exported (see newQueue).
+//
+// Signal batching: target is the value of done at which the consumer wants
+// to be woken (a full batch published past head). A producer whose add
+// takes done from below target to target or above sends one non-blocking
+// wake-up; no other producer touches the channel. The consumer re-arms
+// target before each sleep, and sets it out of reach while awake.
+//
+// Holes: when the position at the head is claimed but not published (its
+// producer is between claim and publication, perhaps descheduled), the
+// consumer sets hole to it and sleeps rather than spin; the producer that
+// claimed it wakes the consumer after its add.
 //
 // Nothing here allocates or blocks after newQueue.
 type queue struct {
 	_      pad
 	tail   atomic.Uint64 // next position to claim; producers only
 	_      pad
-	head   atomic.Uint64 // next position to read; written by the consumer only
+	head   atomic.Uint64 // first position not yet taken; written by the consumer only
 	_      pad
-	needed atomic.Int64
-	parked atomic.Bool // the consumer is (about to be) waiting in select
+	done   atomic.Uint64 // spans published, in all; producers add after publishing
+	_      pad
+	target atomic.Uint64 // wake the consumer when done reaches it; consumer writes
+	hole   atomic.Uint64 // wake the consumer when this position is published; consumer writes
+	parked atomic.Bool   // the consumer is (about to be) waiting in select
 	_      pad
 	slots  []slot
 	mask   uint64
-	size   uint64
+	size   uint64        // capacity: at most size positions are claimed and not taken
 	wake   chan struct{} // capacity 1
 }
 
-// newQueue returns a queue of at least size slots (rounded up to a power of
-// two).
-func newQueue(size int) *queue {
+const unarmed = 1 << 63 // target while the consumer is awake: never reached
+
+// newQueue returns a queue that holds size spans (rounded up to a power of
+// two) while the consumer exports up to batch taken ones in place. The ring
+// has a power of two of at least size+batch slots: a batch taken from
+// positions [h, h+n), n <= batch, occupies slots that positions up to
+// h+n+size-1, the most producers may claim before the next take, never
+// reach.
+func newQueue(size, batch int) *queue {
 	n := 1
 	for n < size {
 		n <<= 1
 	}
-	q := &queue{slots: make([]slot, n), mask: uint64(n - 1), size: uint64(n), wake: make(chan struct{}, 1)}
-	q.needed.Store(1 << 62) // nobody signals until the consumer arms it
+	ring := 1
+	for ring < n+batch {
+		ring <<= 1
+	}
+	q := &queue{slots: make([]slot, ring), mask: uint64(ring - 1), size: uint64(n), wake: make(chan struct{}, 1)}
+	q.target.Store(unarmed) // nobody signals until the consumer arms it
+	q.hole.Store(unarmed)
 	return q
 }
 
@@ -95,18 +125,21 @@ func (q *queue) claim(n int) (uint64, int) {
 	}
 }
 
-// publish makes the record at position pos visible to the consumer.
+// publish makes the record at position pos visible to a consumer that
+// checks slots one by one.
 func (q *queue) publish(pos uint64, r *record) {
 	s := &q.slots[pos&q.mask]
 	s.rec = *r
 	s.seq.Store(pos + 1)
 }
 
-// produced tells the consumer k more spans are queued, waking it when they
-// complete the batch it waits for, and reports whether it did.
-func (q *queue) produced(k int) bool {
-	n := q.needed.Add(-int64(k))
-	if n <= 0 && n+int64(k) > 0 {
+// produced counts the k spans claimed from position pos on as published
+// (after publish of each), waking the consumer when they complete the batch
+// it waits for or fill the hole it waits on, and reports whether it did.
+func (q *queue) produced(pos uint64, k int) bool {
+	v := q.done.Add(uint64(k))
+	t, w := q.target.Load(), q.hole.Load() // one cache line, written once per wake
+	if v >= t && v-uint64(k) < t || w-pos < uint64(k) {
 		select {
 		case q.wake <- struct{}{}:
 			return true
@@ -116,52 +149,84 @@ func (q *queue) produced(k int) bool {
 	return false
 }
 
-// pending reports how many positions are claimed and not yet read. Some of
+// pending reports how many positions are claimed and not yet taken. Some of
 // them may not be published yet.
 func (q *queue) pending() int {
 	return int(q.tail.Load() - q.head.Load())
 }
 
-// take moves up to len(buf) published records, in queue order, into buf and
-// frees their slots. Consumer only.
-func (q *queue) take(buf []record) int {
+// take returns the first position not yet taken and how many records from
+// there on, up to max, are published, and moves the head past them.
+// Consumer only. The records stay in their slots, and producers do not
+// touch those, until the consumer takes again (see newQueue): the consumer
+// reads them in place in between.
+//
+// When done equals tail, every claimed position is published, and take
+// touches no slot: the common case (no producer between its claim and its
+// add to done). Otherwise it checks each slot's seq and stops at the first
+// that is not published yet.
+func (q *queue) take(max int) (uint64, int) {
 	h := q.head.Load()
-	i := 0
-	for ; i < len(buf); i++ {
-		s := &q.slots[(h+uint64(i))&q.mask]
-		if s.seq.Load() != h+uint64(i)+1 {
-			break // not yet published (or empty)
+	d := q.done.Load() // before tail: d == t then means all of [0, t) is published
+	t := q.tail.Load()
+	var n int
+	if d == t {
+		n = int(min(t-h, uint64(max)))
+	} else {
+		for ; n < max; n++ {
+			pos := h + uint64(n)
+			if q.slots[pos&q.mask].seq.Load() != pos+1 {
+				break // not yet published (or empty)
+			}
 		}
-		buf[i] = s.rec
 	}
-	if i > 0 {
-		q.head.Store(h + uint64(i))
+	if n > 0 {
+		q.head.Store(h + uint64(n))
 	}
-	return i
+	return h, n
 }
 
-// arm sets how many more spans the consumer wants before it is woken, given
-// it wants batch in all, and reports whether it may sleep (false: a full
-// batch is already waiting). Consumer only.
+// records returns the slots of n positions from h on, as one or two runs
+// (the second when they wrap around the ring).
+func (q *queue) records(h uint64, n int) (a, b []slot) {
+	i := int(h & q.mask)
+	if i+n <= len(q.slots) {
+		return q.slots[i : i+n], nil
+	}
+	return q.slots[i:], q.slots[:i+n-len(q.slots)]
+}
+
+// arm asks to be woken once a full batch (batch spans) is published past
+// the head, and reports whether the consumer may sleep (false: a full batch
+// is already published). Consumer only.
 func (q *queue) arm(batch int) bool {
-	select { // a wake-up from an earlier countdown is stale
+	select { // a wake-up from an earlier round is stale
 	case <-q.wake:
 	default:
 	}
-	q1 := q.pending()
-	if q1 >= batch {
-		return false
-	}
-	q.needed.Store(int64(batch - q1))
-	// Spans claimed between the read and the store did not count down the
-	// new value: count them now.
-	if q2 := q.pending(); q2 > q1 {
-		if q.needed.Add(-int64(q2-q1)) <= 0 {
-			return false
-		}
-	}
-	return true
+	want := q.head.Load() + uint64(batch)
+	q.target.Store(want)
+	// A producer whose add came before the store may have missed the new
+	// target: count what is published now.
+	return q.done.Load() < want
 }
 
+// armHole asks to be woken once the position at the head is published, and
+// reports whether the consumer may sleep (false: it is published now).
+// Consumer only; disarmHole when awake.
+func (q *queue) armHole() bool {
+	select { // a wake-up from an earlier round is stale
+	case <-q.wake:
+	default:
+	}
+	h := q.head.Load()
+	q.hole.Store(h)
+	// A producer that read hole before the store published before its
+	// add: see whether it did.
+	return q.slots[h&q.mask].seq.Load() != h+1
+}
+
+func (q *queue) disarmHole() { q.hole.Store(unarmed) }
+
 // disarm stops producers from signalling (the consumer is awake).
-func (q *queue) disarm() { q.needed.Store(1 << 62) }
+func (q *queue) disarm() { q.target.Store(unarmed) }

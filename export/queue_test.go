@@ -1,0 +1,93 @@
+package export
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/meterio/meter/meter"
+)
+
+// TestQueueTakenRecordsStayPut: while the consumer exports a taken batch in
+// place, producers may fill the queue's whole capacity again, and none of
+// their records lands on the batch's slots.
+func TestQueueTakenRecordsStayPut(t *testing.T) {
+	const size, batch = 8, 3 // batches that do not divide the ring: some wrap around it
+	q := newQueue(size, batch)
+	put := func(n int) int {
+		pos, k := q.claim(n)
+		for i := range k {
+			q.publish(pos+uint64(i), &record{trace: pos + uint64(i)})
+		}
+		if k > 0 {
+			q.produced(pos, k)
+		}
+		return k
+	}
+	next := uint64(0) // the position the next take should start at
+	for round := range 50 {
+		put(size)
+		h, n := q.take(batch)
+		if h != next || n != batch {
+			t.Fatalf("round %d: took %d from %d, want %d from %d", round, n, h, batch, next)
+		}
+		next += batch
+		// The queue has room for batch more: producers fill it.
+		if k := put(size); k != batch {
+			t.Fatalf("round %d: claimed %d, want %d", round, k, batch)
+		}
+		a, b := q.records(h, n)
+		for i := range n {
+			r := &a[min(i, len(a)-1)].rec
+			if i >= len(a) {
+				r = &b[i-len(a)].rec
+			}
+			if r.trace != h+uint64(i) {
+				t.Fatalf("round %d: the record of position %d was overwritten by position %d", round, h+uint64(i), r.trace)
+			}
+		}
+		// Drain, keeping the loop's positions in step.
+		for q.pending() > 0 {
+			_, k := q.take(batch)
+			next += uint64(k)
+		}
+	}
+}
+
+// TestStalledProducer: a producer that has claimed the slot at the head and
+// not published it yet (descheduled, say) holds the exporter up; the
+// exporter sleeps until that producer wakes it, rather than spin, then
+// exports everything.
+func TestStalledProducer(t *testing.T) {
+	probe := meter.NewProbe("example.com/queue.stalled", nil)
+	e := &checkingExporter{}
+	p := NewPipeline(WithSpanExporter(copyingChecker{e}), WithQueueSize(64), WithBatchSize(4),
+		WithScheduleDelay(time.Hour), WithLabels(false), WithStderr(io.Discard))
+	defer p.Shutdown(context.Background())
+	pos, k := p.q.claim(1) // the stalled producer
+	if k != 1 {
+		t.Fatalf("claimed %d", k)
+	}
+	g := &meter.Goroutine{}
+	for i := range 8 {
+		g.TraceID = uint64(i + 1)
+		p.TraceEnded(g, spansOf(probe, 1), false)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if st := p.Stats(); st.Exported != 0 || p.q.hole.Load() != pos || !p.q.parked.Load() {
+		t.Errorf("before the stalled producer publishes: exported %d, waiting on position %d (parked %v); want 0 and %d",
+			st.Exported, p.q.hole.Load(), p.q.parked.Load(), pos)
+	}
+	p.q.publish(pos, &record{trace: 100, probe: probe, inherent: 5, parent: -1})
+	p.q.produced(pos, 1)
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.Stats(); st.Exported != 9 || st.Stalls != 1 || st.Wakeups > 2 {
+		t.Errorf("exported %d, stalls %d, wake-ups %d; want 9, 1, at most 2", st.Exported, st.Stalls, st.Wakeups)
+	}
+	for _, msg := range e.errs {
+		t.Error(msg)
+	}
+}
