@@ -220,30 +220,32 @@ func readBody(req *http.Request) ([]byte, error) {
 
 func (r *Receiver) httpTraces(w http.ResponseWriter, req *http.Request) {
 	var msg colltrace.ExportTraceServiceRequest
-	b, err := readBody(req)
-	if err == nil {
-		err = proto.Unmarshal(b, &msg)
+	if readProto(w, req, &msg) {
+		r.addTraces("http", msg.ResourceSpans)
+		writeProto(w, &colltrace.ExportTraceServiceResponse{})
 	}
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	r.addTraces("http", msg.ResourceSpans)
-	writeProto(w, &colltrace.ExportTraceServiceResponse{})
 }
 
 func (r *Receiver) httpMetrics(w http.ResponseWriter, req *http.Request) {
 	var msg collmetrics.ExportMetricsServiceRequest
+	if readProto(w, req, &msg) {
+		r.addMetrics("http", msg.ResourceMetrics)
+		writeProto(w, &collmetrics.ExportMetricsServiceResponse{})
+	}
+}
+
+// readProto decodes an OTLP/HTTP request body into msg, or answers 400 and
+// reports false.
+func readProto(w http.ResponseWriter, req *http.Request, msg proto.Message) bool {
 	b, err := readBody(req)
 	if err == nil {
-		err = proto.Unmarshal(b, &msg)
+		err = proto.Unmarshal(b, msg)
 	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+		return false
 	}
-	r.addMetrics("http", msg.ResourceMetrics)
-	writeProto(w, &collmetrics.ExportMetricsServiceResponse{})
+	return true
 }
 
 func writeProto(w http.ResponseWriter, m proto.Message) {
