@@ -57,24 +57,31 @@ func BenchmarkTraceEnded(b *testing.B) {
 // MPMCQueueOf for the same job: producers put span records in, one consumer
 // takes them out. ns/op is per span. Ours claims a whole trace (8 spans)
 // with one CAS; xsync's TryEnqueue takes one per span.
+// consume runs one consumer goroutine that polls until told to stop, as the
+// exporter drains the queue; the returned function stops it and waits.
+func consume(poll func() bool) (stop func()) {
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			if !poll() {
+				select {
+				case <-quit:
+					return
+				default:
+				}
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
 func BenchmarkQueue(b *testing.B) {
 	const trace = 8
 	b.Run("meter", func(b *testing.B) {
 		q := newQueue(2048, 512)
-		stop := make(chan struct{})
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for {
-				if _, n := q.take(512); n == 0 {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-				}
-			}
-		}()
+		defer consume(func() bool { _, n := q.take(512); return n > 0 })()
 		b.RunParallel(func(pb *testing.PB) {
 			r := record{}
 			for {
@@ -92,33 +99,16 @@ func BenchmarkQueue(b *testing.B) {
 				}
 			}
 		})
-		close(stop)
-		<-done
 	})
 	b.Run("xsync", func(b *testing.B) {
 		q := xsync.NewMPMCQueueOf[record](2048)
-		stop := make(chan struct{})
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for {
-				if _, ok := q.TryDequeue(); !ok {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-				}
-			}
-		}()
+		defer consume(func() bool { _, ok := q.TryDequeue(); return ok })()
 		b.RunParallel(func(pb *testing.PB) {
 			r := record{}
 			for pb.Next() {
 				q.TryEnqueue(r)
 			}
 		})
-		close(stop)
-		<-done
 	})
 }
 
