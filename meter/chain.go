@@ -16,6 +16,31 @@ type Gate interface {
 	Ended(g *Goroutine)
 }
 
+// Countdown is a Gate whose common answer, "not yet", is a countdown the
+// engine runs itself, so that a firing outside a trace costs a decrement
+// and no call. For every offered firing the engine decrements the gate's
+// word, and calls Expired only when the word falls to zero or below; Start
+// is not called. Per probe, the word is decremented atomically (it is
+// shared by every goroutine firing the probe) and Expired sees the value
+// its own decrement produced; per goroutine, the word is the goroutine's
+// own. Configure zeroes every goroutine's words, and calls Registered, if
+// the gate has it, for every probe, before any firing sees the new chain.
+type Countdown interface {
+	Gate
+	// Countdown names the word: an index into Probe.Ext when perProbe,
+	// otherwise into Goroutine.Ext.
+	Countdown() (word int, perProbe bool)
+	// Expired is called when an offered firing's decrement left the word
+	// at left ≤ 0, and reports whether that firing starts a trace.
+	Expired(g *Goroutine, p *Probe, left int64) bool
+}
+
+// Registrar is a Gate that sets up each probe's words: Configure calls
+// Registered for every probe registered so far, NewProbe for each new one.
+type Registrar interface {
+	Registered(p *Probe)
+}
+
 // Allowance gives a probe's budget: how many measurements one firing of it
 // may make, itself included (budget). Unlimited means no cap.
 type Allowance interface {
@@ -89,9 +114,15 @@ type Chain struct {
 // engine is the configured chain, flattened for the hot path. It is written
 // once by Configure, before probes are switched on, and only read after.
 var engine struct {
-	on        bool
-	gated     bool
-	gates     []Gate
+	on    bool
+	gated bool
+	// The gates, sorted for the hot path: at most one countdown per
+	// goroutine (gword ≥ 0) and one per probe (pword ≥ 0) run inline;
+	// every other gate is asked through gates.
+	gword, pword   int
+	gcount, pcount Countdown
+	gates          []Gate
+	all            []Gate // every gate, for Ended
 	allowance Allowance
 	judges    []Judge
 	labelers  []Labeler
@@ -107,8 +138,27 @@ var engine struct {
 // registered are switched on or off to match.
 func Configure(c Chain) {
 	engine.on = c.Enabled && Supported
-	engine.gates = c.Gates
 	engine.gated = len(c.Gates) > 0
+	engine.all = c.Gates
+	engine.gates = nil
+	engine.gword, engine.pword = -1, -1
+	engine.gcount, engine.pcount = nil, nil
+	for _, gt := range c.Gates {
+		cd, ok := gt.(Countdown)
+		if !ok {
+			engine.gates = append(engine.gates, gt)
+			continue
+		}
+		switch w, perProbe := cd.Countdown(); {
+		case perProbe && engine.pcount == nil:
+			engine.pword, engine.pcount = w, cd
+		case !perProbe && engine.gcount == nil:
+			engine.gword, engine.gcount = w, cd
+		default:
+			engine.gates = append(engine.gates, countdownGate{cd})
+		}
+	}
+	resetGoroutines()
 	engine.allowance = c.Allowance
 	engine.judges = c.Judges
 	engine.labelers = c.Labelers
@@ -121,11 +171,52 @@ func Configure(c Chain) {
 	engine.keepGates = c.KeepGates
 	engine.exts = c.Extensions
 	for _, p := range Probes() {
+		registered(p)
 		if p.gate != nil {
 			on := engine.on && (p.Disabled() == Enabled || engine.keepGates)
 			p.gate.Store(b2u(on))
 		}
 	}
+}
+
+// registered lets the gates set up p's words.
+func registered(p *Probe) {
+	for _, gt := range engine.all {
+		if r, ok := gt.(Registrar); ok {
+			r.Registered(p)
+		}
+	}
+}
+
+// resetGoroutines zeroes every goroutine's extension words, so that a new
+// chain never reads what an earlier one left there.
+func resetGoroutines() {
+	gmu.Lock()
+	defer gmu.Unlock()
+	t := gtab.Load()
+	for i := range t.entries {
+		if g := t.entries[i].val.Load(); g != nil {
+			g.acquire()
+			g.Ext = [GoroutineWords]int64{}
+			g.release()
+		}
+	}
+}
+
+// countdownGate asks a countdown that the engine does not run inline (a
+// second one of its kind) through Start, with the same semantics.
+type countdownGate struct{ Countdown }
+
+func (c countdownGate) Start(g *Goroutine, p *Probe) bool {
+	var left int64
+	switch w, perProbe := c.Countdown.Countdown(); {
+	case perProbe:
+		left = p.Ext[w].Add(-1)
+	default:
+		g.Ext[w]--
+		left = g.Ext[w]
+	}
+	return left <= 0 && c.Expired(g, p, left)
 }
 
 func b2u(b bool) uint32 {

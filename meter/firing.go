@@ -26,38 +26,83 @@ var (
 //
 // Cost: a metered firing is one clock read, an assembly getg, a lock-free
 // table look-up and a push on the goroutine's own stack; an unmetered one
-// stops before the clock read. Begin never allocates once the goroutine's
-// stack has reached its depth, and takes no lock after a goroutine's first
-// firing.
+// stops before the clock read. A firing outside a trace, while a trace
+// gate is on, is the look-up and the gates' countdowns, decremented inline:
+// no interface call until a countdown runs out. Begin never allocates once
+// the goroutine's stack has reached its depth, and takes no lock after a
+// goroutine's first firing.
 func (p *Probe) Begin() Firing {
 	if p.disabled.Load() != 0 || !engine.on {
 		return spot(p)
 	}
-	g := current()
+	g := cached() // current, inlined by hand
 	if g == nil {
-		return Firing{}
+		if g = lookup(getg()); g == nil {
+			return Firing{}
+		}
 	}
 	g.acquire()
+	if g.trace != 0 || !engine.gated {
+		return p.begin(g, false)
+	}
+	if !p.ended.Load() {
+		g.release()
+		return Firing{p: p}
+	}
+	// Outside a trace: count down.
+	gl, pl := int64(1), int64(1)
+	if w := engine.gword; w >= 0 {
+		w &= GoroutineWords - 1 // in range already; the mask drops the bounds check
+		gl = g.Ext[w] - 1
+		g.Ext[w] = gl
+	}
+	if w := engine.pword; w >= 0 {
+		pl = p.Ext[w&(ProbeWords-1)].Add(-1)
+	}
+	if gl > 0 && pl > 0 && engine.gates == nil {
+		g.release()
+		return Firing{}
+	}
+	return p.offer(g, gl, pl)
+}
+
+// offer is Begin's path for a firing outside a trace that a countdown ran
+// out on, or that other gates must see: it asks the gates, and starts a
+// trace if one says so. Every gate sees the firing, so each keeps its count.
+func (p *Probe) offer(g *Goroutine, gl, pl int64) Firing {
 	start := false
-	if g.trace == 0 {
-		if engine.gated {
-			if !p.ended.Load() {
-				g.release()
-				return Firing{p: p}
-			}
-			if !startsTrace(g, p) {
-				g.release()
-				return Firing{}
-			}
+	if gl <= 0 && engine.gcount.Expired(g, p, gl) {
+		start = true
+	}
+	if pl <= 0 && engine.pcount.Expired(g, p, pl) {
+		start = true
+	}
+	for _, gate := range engine.gates {
+		if gate.Start(g, p) {
 			start = true
 		}
-	} else if g.truncated {
+	}
+	if !start {
 		g.release()
 		return Firing{}
-	} else if g.traced >= engine.traceMax {
-		g.truncated = true
-		g.release()
-		return Firing{}
+	}
+	return p.begin(g, true)
+}
+
+// begin meters a firing on g, which the caller has acquired: inside a
+// trace, subject to the trace maximum; start says it starts one. Budget
+// decides last.
+func (p *Probe) begin(g *Goroutine, start bool) Firing {
+	if g.trace != 0 {
+		if g.truncated {
+			g.release()
+			return Firing{}
+		}
+		if g.traced >= engine.traceMax {
+			g.truncated = true
+			g.release()
+			return Firing{}
+		}
 	}
 	pool := int64(Unlimited)
 	if engine.allowance != nil {
@@ -107,16 +152,6 @@ func spot(p *Probe) Firing {
 		}
 	}
 	return g.push(p, pool)
-}
-
-func startsTrace(g *Goroutine, p *Probe) bool {
-	start := false
-	for _, gate := range engine.gates {
-		if gate.Start(g, p) {
-			start = true
-		}
-	}
-	return start
 }
 
 func (g *Goroutine) push(p *Probe, pool int64) Firing {
@@ -209,7 +244,7 @@ func (g *Goroutine) endTrace() {
 		tracesTruncated.Add(1)
 	}
 	g.trace, g.traced, g.truncated = 0, 0, false
-	for _, gate := range engine.gates {
+	for _, gate := range engine.all {
 		gate.Ended(g)
 	}
 }

@@ -67,20 +67,17 @@ func newGTable(n int) *gtable {
 
 func ghash(g uintptr) uintptr {
 	// g structs are a few hundred bytes apart: a Fibonacci hash spreads them.
-	return (g * 0x9E3779B97F4A7C15) >> 40
+	return uintptr(uint64(g) * 0x9E3779B97F4A7C15 >> 40)
 }
 
 // current returns the running goroutine's state, creating it on first use.
-// The common case, the g in its home slot, is an assembly getg, two loads
-// and a compare, inlined into Begin.
+// The common case, the g in its home slot, is cached: on amd64 an assembly
+// leaf of a dozen instructions, which Begin calls directly.
 func current() *Goroutine {
-	g := getg()
-	t := gtab.Load()
-	e := &t.entries[ghash(g)&t.mask]
-	if e.key.Load() == g {
-		return e.val.Load()
+	if g := cached(); g != nil {
+		return g
 	}
-	return lookup(g)
+	return lookup(getg())
 }
 
 // lookup is current's slow path: probe on, or insert.

@@ -198,6 +198,7 @@ func NewProbe(name string, gate *atomic.Uint32) *Probe {
 	p.id = len(registry.probes)
 	registry.probes = append(registry.probes, p)
 	registry.Unlock()
+	registered(p)
 	if gate != nil && engine.on {
 		gate.Store(1)
 	}

@@ -12,8 +12,11 @@
 //
 // Cost: the countdown and the goroutine's random state live in the
 // goroutine's two extension words (meter.Goroutine.Ext), which only that
-// goroutine touches, so a firing outside a trace is a load, a compare and
-// a store: no atomic, no division, no allocation, no lock. A draw (once a
+// goroutine touches. The engine runs the countdown itself (flowcheck is a
+// meter.Countdown), so a firing outside a trace is a load, a decrement and
+// a store inside Begin: no call, no atomic, no division, no allocation, no
+// lock. Only the firing that finds the countdown run out calls the
+// extension. Wiring a new chain zeroes the words. A draw (once a
 // gap) is a wyrand step and a multiply. Each goroutine's generator is
 // seeded at its first draw from the extension's seed and a counter of
 // goroutines, so a run with a fixed seed and a fixed goroutine schedule

@@ -16,27 +16,20 @@ type Flowcheck struct {
 	seed        uint64
 	seeded      atomic.Uint64 // goroutines seeded so far
 	random      func() uint64 // injected source, or nil for per-goroutine wyrand
-	tag         int64         // this Flowcheck's mark on the countdowns it draws
-	countdown   int           // goroutine word: tag | remaining skips + 1
+	countdown   int           // goroutine word: skips left; < 0 after the last, none drawn
 	state       int           // goroutine word: wyrand state; 0 = not seeded
 }
 
 var (
-	_ meter.Gate      = (*Flowcheck)(nil)
+	_ meter.Countdown = (*Flowcheck)(nil)
 	_ meter.Extension = (*Flowcheck)(nil)
 )
 
 var (
 	wordsOnce        sync.Once
 	countdown, state int
-	built            atomic.Int64
 )
 
-// A countdown word holds the drawing Flowcheck's tag in its high half and
-// the skips left plus one in its low half (0: none drawn). The tag makes a
-// countdown left on a goroutine by an earlier chain (tests wire several)
-// read as none drawn.
-const low = 1<<32 - 1
 
 // MaxGap is the largest upper bound.
 const MaxGap = 1<<31 - 1
@@ -71,7 +64,6 @@ func New(lower, upper int64, opts ...Option) *Flowcheck {
 		lower:     uint64(lower),
 		span:      uint64(upper - lower),
 		seed:      uint64(time.Now().UnixNano()),
-		tag:       built.Add(1) << 32,
 		countdown: countdown,
 		state:     state,
 	}
@@ -81,32 +73,31 @@ func New(lower, upper int64, opts ...Option) *Flowcheck {
 	return f
 }
 
-// Start counts one firing outside a trace down, and reports whether it is
-// the one that starts a trace. Only g's own goroutine calls it. The common
-// case, this Flowcheck's countdown with more than one skip left, is one
-// compare.
-func (f *Flowcheck) Start(g *meter.Goroutine, p *meter.Probe) bool {
-	w := &g.Ext[f.countdown]
-	if c := *w; uint64(c-f.tag-2) < low-1 {
-		*w = c - 1
-		return false
+// Countdown implements meter.Countdown: the engine decrements this
+// goroutine word for each firing offered outside a trace. The word holds
+// the skips left; a new chain, or the end of a trace, leaves it at zero,
+// which the next firing takes below zero: none drawn.
+func (f *Flowcheck) Countdown() (word int, perProbe bool) { return f.countdown, false }
+
+// Expired implements meter.Countdown. At zero the countdown has run out
+// and the firing starts a trace; below zero none was drawn, so this firing
+// draws the gap, counts as its first, and starts a trace only on a gap of
+// zero.
+func (f *Flowcheck) Expired(g *meter.Goroutine, p *meter.Probe, left int64) bool {
+	if left == 0 {
+		return true
 	}
-	return f.last(g, w)
+	d := int64(f.draw(g))
+	g.Ext[f.countdown] = d
+	return d == 0
 }
 
-// last handles a countdown at its last firing, or none drawn (by this
-// Flowcheck).
-func (f *Flowcheck) last(g *meter.Goroutine, w *int64) bool {
-	c := *w
-	if c&^low != f.tag || c&low == 0 {
-		if c&^low != f.tag {
-			g.Ext[f.state] = 0 // drawn by an earlier chain: seed afresh
-		}
-		c = f.tag | int64(f.draw(g)+1)
-	}
-	c--
-	*w = c
-	return c&low == 0
+// Start implements meter.Gate for a chain that asks it directly: the
+// same decrement the engine runs inline, then Expired.
+func (f *Flowcheck) Start(g *meter.Goroutine, p *meter.Probe) bool {
+	g.Ext[f.countdown]--
+	left := g.Ext[f.countdown]
+	return left <= 0 && f.Expired(g, p, left)
 }
 
 // Ended draws the next countdown lazily: the goroutine's next offered

@@ -2,24 +2,19 @@ package tracepoint
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"sync"
-	"sync/atomic"
 
 	"github.com/meterio/meter/meter"
 )
 
-// MaxSample is the largest sample rate: the counter shares its word with
-// two flag bits.
+// MaxSample is the largest sample rate.
 const MaxSample = 1 << 60
 
-// Bits of a probe's word: the include decision, once made, and the count of
-// offered firings since the last one that started a trace.
-const (
-	known    = 1 << 62 // the include decision is made
-	excluded = 1 << 61 // the probe may not start traces
-	count    = 1<<61 - 1
-)
+// never is the count of a probe that may not start traces: it would take
+// 2^63 firings to run out.
+const never = math.MaxInt64
 
 // Tracepoint is the extension. Build it with New.
 type Tracepoint struct {
@@ -29,7 +24,8 @@ type Tracepoint struct {
 }
 
 var (
-	_ meter.Gate      = (*Tracepoint)(nil)
+	_ meter.Countdown = (*Tracepoint)(nil)
+	_ meter.Registrar = (*Tracepoint)(nil)
 	_ meter.Extension = (*Tracepoint)(nil)
 )
 
@@ -46,55 +42,39 @@ func New(sample int64, include *regexp.Regexp) *Tracepoint {
 	return &Tracepoint{sample: min(max(sample, 1), MaxSample), include: include, word: word}
 }
 
-// Start counts one firing of p outside a trace and reports whether it is
-// the one that starts a trace. The common case is one load, one compare
-// and one compare-and-swap.
-func (t *Tracepoint) Start(g *meter.Goroutine, p *meter.Probe) bool {
-	w := &p.Ext[t.word]
-	v := w.Load()
-	// Included, decided, and short of the sample: count and go on.
-	if v&(known|excluded) == known && v&count+1 < t.sample && w.CompareAndSwap(v, v+1) {
+// Registered implements meter.Registrar: it runs the include expression
+// on p's name, once, and sets p's count to the sample rate, or to never.
+func (t *Tracepoint) Registered(p *meter.Probe) {
+	if t.include != nil && !t.include.MatchString(p.Name()) {
+		p.Ext[t.word].Store(never)
+		return
+	}
+	p.Ext[t.word].Store(t.sample)
+}
+
+// Countdown implements meter.Countdown: the engine decrements p's count,
+// atomically, for every firing of p offered outside a trace.
+func (t *Tracepoint) Countdown() (word int, perProbe bool) { return t.word, true }
+
+// Expired implements meter.Countdown. The firing whose decrement took the
+// count to zero starts a trace and adds the sample rate back. Firings on
+// other goroutines that decrement before it has added it back read below
+// zero: they are counted, and one of them starts a trace only if it lands
+// on a further multiple of the sample rate, which keeps the count exact
+// however the decrements interleave.
+func (t *Tracepoint) Expired(g *meter.Goroutine, p *meter.Probe, left int64) bool {
+	if -left%t.sample != 0 {
 		return false
 	}
-	return t.count(p, w)
+	p.Ext[t.word].Add(t.sample)
+	return true
 }
 
-// count is Start's general case: a first sight, the firing that starts a
-// trace, an excluded probe, or a lost compare-and-swap.
-func (t *Tracepoint) count(p *meter.Probe, w *atomic.Int64) bool {
-	for {
-		v := w.Load()
-		if v&known == 0 {
-			v = t.decide(p, w)
-		}
-		if v&excluded != 0 {
-			return false
-		}
-		n := v&count + 1
-		start := n >= t.sample
-		if start {
-			n = 0
-		}
-		if w.CompareAndSwap(v, v&^count|n) {
-			return start
-		}
-	}
-}
-
-// decide runs the include expression once for p and caches the answer.
-// The answer belongs to the probe, not to this Tracepoint: a process wires
-// one.
-func (t *Tracepoint) decide(p *meter.Probe, w *atomic.Int64) int64 {
-	flags := int64(known)
-	if t.include != nil && !t.include.MatchString(p.Name()) {
-		flags |= excluded
-	}
-	for {
-		v := w.Load()
-		if v&known != 0 || w.CompareAndSwap(v, v|flags) {
-			return w.Load()
-		}
-	}
+// Start implements meter.Gate for a chain that asks it directly: the
+// same decrement the engine runs inline, then Expired.
+func (t *Tracepoint) Start(g *meter.Goroutine, p *meter.Probe) bool {
+	left := p.Ext[t.word].Add(-1)
+	return left <= 0 && t.Expired(g, p, left)
 }
 
 // Ended implements meter.Gate; the counters need nothing when a trace ends.

@@ -44,10 +44,17 @@ func traces() (ended, truncated int64) {
 }
 
 // Exactly one in N offered firings of a probe starts a trace, whichever
-// goroutines fire it.
+// goroutines fire it. Small N makes the goroutines race on the firing that
+// runs the count out: with N = 1 every firing must start one.
 func TestOneInN(t *testing.T) {
-	const n, goroutines, each = 7, 16, 1000
-	wire(t, n, "", 0)
+	for _, n := range []int{1, 2, 7} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { oneInN(t, n) })
+	}
+}
+
+func oneInN(t *testing.T, n int) {
+	const goroutines, each = 16, 1000
+	wire(t, int64(n), "", 0)
 	p := newProbe("leaf")
 	fire(p, nil) // a probe must have ended once before it may start a trace
 	if p.Count() != 0 {

@@ -1,0 +1,15 @@
+//go:build !amd64 || race
+
+package meter
+
+// cached returns the running goroutine's state when it sits in its home
+// slot of the goroutine table, and nil otherwise.
+func cached() *Goroutine {
+	g := getg()
+	t := gtab.Load()
+	e := &t.entries[ghash(g)&t.mask]
+	if e.key.Load() == g {
+		return e.val.Load()
+	}
+	return nil
+}
