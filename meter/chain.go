@@ -123,14 +123,14 @@ var engine struct {
 	gcount, pcount Countdown
 	gates          []Gate
 	all            []Gate // every gate, for Ended
-	allowance Allowance
-	judges    []Judge
-	labelers  []Labeler
-	sink      Sink
-	spotter   Spotter
-	traceMax  int32
-	keepGates bool
-	exts      []Extension
+	allowance      Allowance
+	judges         []Judge
+	labelers       []Labeler
+	sink           Sink
+	spotter        Spotter
+	traceMax       int32
+	keepGates      bool
+	exts           []Extension
 }
 
 // Configure installs the chain. Call it once, before the first firing; the

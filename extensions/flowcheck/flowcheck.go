@@ -30,7 +30,6 @@ var (
 	countdown, state int
 )
 
-
 // MaxGap is the largest upper bound.
 const MaxGap = 1<<31 - 1
 
