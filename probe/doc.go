@@ -7,7 +7,9 @@
 // address, before anything else, and only then begins a firing:
 //
 //	if probes[3].On() {
-//		defer probes[3].Begin().End()
+//		if f := probes[3].Begin(); f.Active() {
+//			defer f.End()
+//		}
 //	}
 //
 // (or the metered-twin shape that meterinject generates by default; see

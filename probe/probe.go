@@ -25,7 +25,9 @@ func (p *Probe) On() bool { return p.on.Load() != 0 }
 
 // Begin starts a firing. Generated code calls it as
 //
-//	if probes[i].On() { defer probes[i].Begin().End() }
+//	if probes[i].On() {
+//		if f := probes[i].Begin(); f.Active() { defer f.End() }
+//	}
 //
 // Begin on an unregistered Probe returns a firing that does nothing.
 func (p *Probe) Begin() Firing {

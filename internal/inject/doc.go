@@ -13,27 +13,36 @@
 //
 //	func F(a int) int {
 //		if meter__probes[3].On() {
-//			return metered__F(a)
+//			if meter__f := meter__probes[3].Begin(); meter__f.Active() {
+//	//line :12:1
+//				return metered__F(meter__f, a)
+//			}
 //		}
 //	//line :12:1
 //		... original body ...
 //	}
 //	...
 //	//meter:twins (end of file)
-//	func metered__F(a int) int {
-//		defer meter__probes[3].Begin().End()
+//	func metered__F(meter__f meter__firing, a int) int {
+//		defer meter__f.End()
 //	//line :12:1
 //		... copy of the body ...
 //	}
 //
-// so a disabled probe costs one load and one branch, and no defer frame.
-// Function literals, functions whose parameters cannot be forwarded
-// (unnamed or blank), init, bodies that look at their callers
-// (runtime.Caller, t.Helper) and bodies longer than TwinMax bytes (a twin
-// compiles the body twice) get a conditional defer instead:
+// so a disabled probe costs one load and one branch, and no defer frame;
+// and a firing that the chain does not meter (outside a trace, while a
+// trace gate is on) costs the call to Begin and a test, with no defer and
+// no call to the twin. meter__firing is an alias of probe.Firing that the
+// registration file declares. Function literals, functions whose
+// parameters cannot be forwarded (unnamed or blank), init, bodies that
+// look at their callers (runtime.Caller, t.Helper) and bodies longer than
+// TwinMax bytes (a twin compiles the body twice) get a conditional defer
+// instead:
 //
 //	if meter__probes[4].On() {
-//		defer meter__probes[4].Begin().End()
+//		if meter__f := meter__probes[4].Begin(); meter__f.Active() {
+//			defer meter__f.End()
+//		}
 //	}
 //
 // The //line directives keep every original line at its original number,

@@ -155,6 +155,7 @@ func twinCall(src []byte, d *ast.FuncDecl, fset *token.FileSet) (string, bool) {
 		}
 		call += "[" + strings.Join(ts, ", ") + "]"
 	}
+	args = append([]string{firingVar}, args...)
 	a := strings.Join(args, ", ")
 	if variadic {
 		a += "..."
@@ -166,6 +167,14 @@ func twinCall(src []byte, d *ast.FuncDecl, fset *token.FileSet) (string, bool) {
 	}
 	return call + "(" + a + ")", true
 }
+
+// firingVar holds the firing in what instrument adds; firingType(array)
+// names the registration file's alias of probe.Firing for that array's
+// group (meter__firing, meter__testfiring, meter__xfiring), so that no
+// import is added to a user's file.
+const firingVar = "meter__f"
+
+func firingType(array string) string { return strings.TrimSuffix(array, "probes") + "firing" }
 
 // DefaultTwinMax is the largest body, in bytes, that gets a twin by
 // default. A twin doubles the body's compile time; the defer frame it
@@ -209,20 +218,21 @@ func instrument(j *fileJob, shape Shape, twinMax int) []byte {
 				call, ok = twinCall(src, s.decl, j.fset)
 			}
 			b.WriteString(ind + "if " + p + ".On() {\n")
+			b.WriteString(ind + "\tif " + firingVar + " := " + p + ".Begin(); " + firingVar + ".Active() {\n")
 			if ok {
 				// The twin's caller shows in traces at the line of the
 				// function's opening brace.
 				fmt.Fprintf(&b, "//line :%d:1\n", j.fset.Position(s.body.Lbrace).Line)
 				if s.decl.Type.Results != nil && len(s.decl.Type.Results.List) > 0 {
-					b.WriteString(ind + "\treturn " + call + "\n")
+					b.WriteString(ind + "\t\treturn " + call + "\n")
 				} else {
-					b.WriteString(ind + "\t" + call + "\n" + ind + "\treturn\n")
+					b.WriteString(ind + "\t\t" + call + "\n" + ind + "\t\treturn\n")
 				}
 				twins = append(twins, twin{s.decl, s, lb, at})
 			} else {
-				b.WriteString(ind + "\tdefer " + p + ".Begin().End()\n")
+				b.WriteString(ind + "\t\tdefer " + firingVar + ".End()\n")
 			}
-			b.WriteString(ind + "}")
+			b.WriteString(ind + "\t}\n" + ind + "}")
 		}
 		b.WriteString(lineDirective(j.fset, src, at))
 		edits = append(edits, edit{at, b.String()})
@@ -247,8 +257,18 @@ func instrument(j *fileJob, shape Shape, twinMax int) []byte {
 			b.WriteString(" ")
 		}
 		b.WriteString(twinPrefix + d.Name.Name)
-		b.Write(src[off(d.Name.End()):t.lbrace])
-		fmt.Fprintf(&b, "{\n\tdefer %s[%d].Begin().End()", j.array, t.s.index)
+		po := off(d.Type.Params.Opening) + 1
+		b.Write(src[off(d.Name.End()):po])
+		b.WriteString(firingVar + " " + firingType(j.array))
+		switch {
+		case len(d.Type.Params.List) == 0:
+		case src[po] == '\n':
+			b.WriteString(",")
+		default:
+			b.WriteString(", ")
+		}
+		b.Write(src[po:t.lbrace])
+		b.WriteString("{\n\tdefer " + firingVar + ".End()")
 		b.WriteString(lineDirective(j.fset, src, t.at))
 		b.Write(applyEdits(src, t.at, off(d.Body.Rbrace)+1, edits))
 		b.WriteString("\n")

@@ -272,6 +272,8 @@ func (g *group) generated() []byte {
 	b.WriteString("import meter__probe \"github.com/meterio/meter/probe\"\n\n")
 	b.WriteString("// " + g.array + " holds one probe per instrumented function.\n")
 	fmt.Fprintf(&b, "var %s [%d]meter__probe.Probe\n\n", g.array, len(g.sites))
+	fmt.Fprintf(&b, "// %s is what Begin returns, for the twins' parameter.\n", firingType(g.array))
+	fmt.Fprintf(&b, "type %s = meter__probe.Firing\n\n", firingType(g.array))
 	b.WriteString("func init() {\n")
 	fmt.Fprintf(&b, "\tmeter__probe.Register(%s[:]", g.array)
 	for _, s := range g.sites {
