@@ -114,8 +114,9 @@ type Chain struct {
 // engine is the configured chain, flattened for the hot path. It is written
 // once by Configure, before probes are switched on, and only read after.
 var engine struct {
-	on    bool
-	gated bool
+	on     bool
+	gated  bool
+	gating gating // what Begin does outside a trace
 	// The gates, sorted for the hot path: at most one countdown per
 	// goroutine (gword ≥ 0) and one per probe (pword ≥ 0) run inline;
 	// every other gate is asked through gates.
@@ -158,6 +159,18 @@ func Configure(c Chain) {
 			engine.gates = append(engine.gates, countdownGate{cd})
 		}
 	}
+	switch {
+	case !engine.gated:
+		engine.gating = ungated
+	case engine.gates != nil:
+		engine.gating = gatesToAsk
+	case engine.pcount == nil:
+		engine.gating = goroutineCountdown
+	case engine.gcount == nil:
+		engine.gating = probeCountdown
+	default:
+		engine.gating = bothCountdowns
+	}
 	resetGoroutines()
 	engine.allowance = c.Allowance
 	engine.judges = c.Judges
@@ -178,6 +191,17 @@ func Configure(c Chain) {
 		}
 	}
 }
+
+// gating sorts chains by what a firing outside a trace needs.
+type gating uint8
+
+const (
+	ungated            gating = iota // no trace gate: every firing goes on to budget
+	goroutineCountdown               // one countdown per goroutine (flowcheck)
+	probeCountdown                   // one countdown per probe (tracepoint)
+	bothCountdowns                   // one of each
+	gatesToAsk                       // some gate must see every firing
+)
 
 // registered lets the gates set up p's words.
 func registered(p *Probe) {

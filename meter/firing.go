@@ -42,24 +42,42 @@ func (p *Probe) Begin() Firing {
 		}
 	}
 	g.acquire()
-	if g.trace != 0 || !engine.gated {
+	if g.trace != 0 || engine.gating == ungated {
 		return p.begin(g, false)
 	}
 	if !p.ended.Load() {
 		g.release()
 		return Firing{p: p}
 	}
-	// Outside a trace: count down.
+	// Outside a trace: count down. The common chains get a case each.
+	switch engine.gating {
+	case goroutineCountdown:
+		w := &g.Ext[engine.gword&(GoroutineWords-1)] // the mask drops the bounds check
+		left := *w - 1
+		*w = left
+		if left > 0 {
+			g.release()
+			return Firing{}
+		}
+		return p.offer(g, left, 1)
+	case probeCountdown:
+		left := p.Ext[engine.pword&(ProbeWords-1)].Add(-1)
+		if left > 0 {
+			g.release()
+			return Firing{}
+		}
+		return p.offer(g, 1, left)
+	}
 	gl, pl := int64(1), int64(1)
 	if w := engine.gword; w >= 0 {
-		w &= GoroutineWords - 1 // in range already; the mask drops the bounds check
+		w &= GoroutineWords - 1
 		gl = g.Ext[w] - 1
 		g.Ext[w] = gl
 	}
 	if w := engine.pword; w >= 0 {
 		pl = p.Ext[w&(ProbeWords-1)].Add(-1)
 	}
-	if gl > 0 && pl > 0 && engine.gates == nil {
+	if gl > 0 && pl > 0 && engine.gating == bothCountdowns {
 		g.release()
 		return Firing{}
 	}

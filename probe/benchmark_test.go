@@ -29,27 +29,34 @@ func plain(x uint64) uint64 {
 	return mix(x)
 }
 
+// instrumented has the generated conditional-defer shape.
+//
 //go:noinline
 func instrumented(x uint64) uint64 {
 	if benchProbes[0].On() {
-		defer benchProbes[0].Begin().End()
+		if f := benchProbes[0].Begin(); f.Active() {
+			defer f.End()
+		}
 	}
 	return mix(x)
 }
 
 // twin has the generated shape whose disabled path has no defer at all:
-// the body is repeated in a metered twin that the enabled path calls.
+// the body is repeated in a metered twin that the enabled path calls when
+// Begin meters the firing.
 //
 //go:noinline
 func twin(x uint64) uint64 {
 	if benchProbes[1].On() {
-		return twinMetered(x)
+		if f := benchProbes[1].Begin(); f.Active() {
+			return twinMetered(f, x)
+		}
 	}
 	return mix(x)
 }
 
-func twinMetered(x uint64) uint64 {
-	defer benchProbes[1].Begin().End()
+func twinMetered(f Firing, x uint64) uint64 {
+	defer f.End()
 	return mix(x)
 }
 

@@ -12,21 +12,11 @@ import (
 
 var chainSink int
 
-// chainWork is a small function as meterinject leaves it.
+// chainWork is a small function with the generated twin shape: an
+// unmetered firing is the call to Begin and a test.
 //
 //go:noinline
 func chainWork(p *Probe, x int) int {
-	if p.On() {
-		defer p.Begin().End()
-	}
-	return x*x + 1
-}
-
-// chainWorkBeginFirst has the shape that asks Begin before paying for a
-// defer: an unmetered firing is a call to Begin and a test.
-//
-//go:noinline
-func chainWorkBeginFirst(p *Probe, x int) int {
 	if p.On() {
 		if f := p.Begin(); f.Active() {
 			return chainWorkMetered(f, x)
@@ -37,6 +27,18 @@ func chainWorkBeginFirst(p *Probe, x int) int {
 
 func chainWorkMetered(f Firing, x int) int {
 	defer f.End()
+	return x*x + 1
+}
+
+// chainWorkDefer has the generated conditional-defer shape.
+//
+//go:noinline
+func chainWorkDefer(p *Probe, x int) int {
+	if p.On() {
+		if f := p.Begin(); f.Active() {
+			defer f.End()
+		}
+	}
 	return x*x + 1
 }
 
@@ -81,10 +83,10 @@ func BenchmarkChain(b *testing.B) {
 				chainSink += chainWork(p, i)
 			}
 		})
-		b.Run("begin-first/"+c.name, func(b *testing.B) {
+		b.Run("defer/"+c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := range b.N {
-				chainSink += chainWorkBeginFirst(p, i)
+				chainSink += chainWorkDefer(p, i)
 			}
 		})
 		b.Run("parallel/"+c.name, func(b *testing.B) {
