@@ -7,6 +7,14 @@
 // always gofmt-clean) and Remove gives every byte back. What it adds is
 // gofmt-clean.
 //
+// Packages are loaded with golang.org/x/tools/go/packages. The twins'
+// signatures are syntax trees built with github.com/dave/dst: the
+// function's signature decorated, renamed, given the firing as its first
+// parameter, and printed by dst's restorer. dst is not used to print user
+// files: its restorer prints a whole file the gofmt way, and a file that
+// was not gofmt-clean (gopkg.in/yaml.v3 is one) would not come back byte
+// for byte from -remove.
+//
 // # Generated shape
 //
 // A function or method whose parameters all have names gets a metered twin:

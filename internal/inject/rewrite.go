@@ -9,6 +9,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/dave/dst"
+	"github.com/dave/dst/decorator"
 )
 
 // Identifiers the generated code uses. They are unexported and unusual, so
@@ -176,6 +179,32 @@ const firingVar = "meter__f"
 
 func firingType(array string) string { return strings.TrimSuffix(array, "probes") + "firing" }
 
+// twinHeader returns the twin's declaration up to its body: d's
+// signature, built again as a dst syntax tree with the twin's name and the
+// firing as its first parameter, and printed by dst. The twin is text
+// meterinject adds, so it is printed gofmt-clean even where the user's own
+// signature is not (comments inside the signature are not carried over).
+func twinHeader(fset *token.FileSet, d *ast.FuncDecl, firing string) string {
+	sig := &ast.FuncDecl{Recv: d.Recv, Name: d.Name, Type: d.Type}
+	n, err := decorator.NewDecorator(fset).DecorateNode(sig)
+	if err != nil {
+		panic(fmt.Sprintf("meterinject: decorating %s: %v", d.Name.Name, err)) // d parsed; cannot happen
+	}
+	fd := n.(*dst.FuncDecl)
+	fd.Name = dst.NewIdent(twinPrefix + d.Name.Name)
+	fd.Type.Params.List = append([]*dst.Field{{
+		Names: []*dst.Ident{dst.NewIdent(firingVar)},
+		Type:  dst.NewIdent(firing),
+	}}, fd.Type.Params.List...)
+	fd.Body = &dst.BlockStmt{}
+	var b strings.Builder
+	if err := decorator.Fprint(&b, &dst.File{Name: dst.NewIdent("p"), Decls: []dst.Decl{fd}}); err != nil {
+		panic(fmt.Sprintf("meterinject: printing %s: %v", d.Name.Name, err))
+	}
+	out := b.String()
+	return out[strings.Index(out, "func "):strings.LastIndex(out, "{")]
+}
+
 // DefaultTwinMax is the largest body, in bytes, that gets a twin by
 // default. A twin doubles the body's compile time; the defer frame it
 // saves is a fixed cost per call, which matters in short functions and
@@ -251,23 +280,8 @@ func instrument(j *fileJob, shape Shape, twinMax int) []byte {
 	}
 	for _, t := range twins {
 		d := t.d
-		b.WriteString("\nfunc ")
-		if d.Recv != nil {
-			b.Write(src[off(d.Recv.Opening) : off(d.Recv.Closing)+1])
-			b.WriteString(" ")
-		}
-		b.WriteString(twinPrefix + d.Name.Name)
-		po := off(d.Type.Params.Opening) + 1
-		b.Write(src[off(d.Name.End()):po])
-		b.WriteString(firingVar + " " + firingType(j.array))
-		switch {
-		case len(d.Type.Params.List) == 0:
-		case src[po] == '\n':
-			b.WriteString(",")
-		default:
-			b.WriteString(", ")
-		}
-		b.Write(src[po:t.lbrace])
+		b.WriteString("\n")
+		b.WriteString(twinHeader(j.fset, d, firingType(j.array)))
 		b.WriteString("{\n\tdefer " + firingVar + ".End()")
 		b.WriteString(lineDirective(j.fset, src, t.at))
 		b.Write(applyEdits(src, t.at, off(d.Body.Rbrace)+1, edits))
