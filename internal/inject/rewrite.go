@@ -171,7 +171,7 @@ func twinCall(src []byte, d *ast.FuncDecl, fset *token.FileSet) (string, bool) {
 // default. A twin doubles the body's compile time; the defer frame it
 // saves is a fixed cost per call, which matters in short functions and
 // not in long ones.
-const DefaultTwinMax = 400
+const DefaultTwinMax = 500
 
 // instrument returns the instrumented text of j. Bodies longer than
 // twinMax bytes get the conditional defer; twinMax < 0 means no limit.

@@ -7,7 +7,7 @@ import (
 
 // DefaultSmallMax is the largest loop-free body, in statements, that the
 // default selection leaves out as small (see isSmall).
-const DefaultSmallMax = 20
+const DefaultSmallMax = 25
 
 // bodyStats counts the statements of a function body (blocks are not
 // counted, and function literals are left out: each is a site of its own)
