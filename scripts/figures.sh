@@ -8,7 +8,8 @@
 #     after warm-up ((Ir at N2 ops − Ir at N1 ops) / (N2 − N1)).
 # Variants: twin and defer shapes, at default properties, with every probe
 # disabled (METER_ENABLED=false), with METER_HOTSPOT_ENABLED=false, and
-# twin after -model refinement.
+# twin after -model refinement; "nosmall" is the default selection without
+# the small rule (-small-max -1), as meterinject selected before it.
 # FIG_WORK keeps the work dir; FIG_COUNT, FIG_N1, FIG_N2 tune the runs.
 set -euo pipefail
 
@@ -42,6 +43,7 @@ t1=$(now)
 INSTRUMENT_S=$(secs "$t0" "$t1")
 "$MI" -shape defer -overlay "$WORK/defer.json" -cache "$WORK/cache-defer" -runtime "$ROOT" $PKGS 2> "$WORK/defer.summary"
 "$MI" -twin-max -1 -overlay "$WORK/twinall.json" -cache "$WORK/cache-twinall" -runtime "$ROOT" $PKGS 2> /dev/null
+"$MI" -small-max -1 -overlay "$WORK/nosmall.json" -cache "$WORK/cache-nosmall" -runtime "$ROOT" $PKGS 2> "$WORK/nosmall.summary"
 
 # A model from the workload at default properties, for -model refinement.
 "$MI" -overlay "$WORK/work.json" -cache "$WORK/cache-work" -runtime "$ROOT" . $PKGS 2>/dev/null
@@ -51,7 +53,7 @@ METER_EXPORT_CSV="$WORK/model.csv" "$WORK/workload" -plain -n 100 -corpus "$WORK
 
 # Test binaries.
 $GO test -c -o "$WORK/plain.test" .
-for v in twin twinall defer model; do
+for v in twin twinall defer model nosmall; do
 	$GO test -c -overlay "$WORK/$v.json" -o "$WORK/$v.test" .
 done
 
@@ -69,12 +71,12 @@ build() { # overlay-or-empty
 	fi
 }
 best() { sort -n | head -1; }
-for v in plain twin twinall defer; do : > "$WORK/build.$v"; done
+for v in plain twin twinall defer nosmall; do : > "$WORK/build.$v"; done
 for i in 1 2 3; do
 	build "" >> "$WORK/build.plain"
-	for v in twin twinall defer; do build "$WORK/$v.json" >> "$WORK/build.$v"; done
+	for v in twin twinall defer nosmall; do build "$WORK/$v.json" >> "$WORK/build.$v"; done
 done
-BP=$(best < "$WORK/build.plain"); BT=$(best < "$WORK/build.twin"); BA=$(best < "$WORK/build.twinall"); BD=$(best < "$WORK/build.defer")
+BP=$(best < "$WORK/build.plain"); BT=$(best < "$WORK/build.twin"); BA=$(best < "$WORK/build.twinall"); BD=$(best < "$WORK/build.defer"); BN=$(best < "$WORK/build.nosmall")
 
 # Variants: name binary environment.
 VARIANTS=(
@@ -90,7 +92,11 @@ VARIANTS=(
 # Under valgrind time runs ~50x slower, so hotspot would find nearly every
 # function hot; callgrind also runs "twin-x50": default properties with the
 # hotspot thresholds scaled by 50, as native time would judge them.
-CG_EXTRA=("twin-x50 twin METER_HOTSPOT_THRESHOLD=500 METER_HOTSPOT_THRESHOLD_INHERENT=100")
+CG_EXTRA=(
+	"twin-x50 twin METER_HOTSPOT_THRESHOLD=500 METER_HOTSPOT_THRESHOLD_INHERENT=100"
+	"nosmall-off nosmall METER_ENABLED=false"
+	"nosmall-x50 nosmall METER_HOTSPOT_THRESHOLD=500 METER_HOTSPOT_THRESHOLD_INHERENT=100"
+)
 
 # Wall time, interleaved so that the host's noise spreads over all.
 for v in "${VARIANTS[@]}"; do set -- $v; : > "$WORK/wall.$1"; done
@@ -125,13 +131,14 @@ done
 	echo "Instrumenting goldmark (-overlay, default selection): ${INSTRUMENT_S} s"
 	echo
 	echo '```'
-	cat "$WORK/twin.summary" "$WORK/model.summary"
+	cat "$WORK/twin.summary" "$WORK/model.summary" "$WORK/nosmall.summary"
 	echo '```'
 	echo
 	pct() { echo "scale=1; 100 * ($1 - $2) / $2" | bc; }
 	echo "Compile CPU time of goldmark's packages (user+sys, best of 3): plain ${BP} s;" \
-		"twin, -twin-max 400 (default) ${BT} s (+$(pct "$BT" "$BP")%);" \
-		"twin, no limit ${BA} s (+$(pct "$BA" "$BP")%); defer ${BD} s (+$(pct "$BD" "$BP")%)"
+		"twin, default selection ${BT} s (+$(pct "$BT" "$BP")%);" \
+		"twin, no -twin-max limit ${BA} s (+$(pct "$BA" "$BP")%); defer ${BD} s (+$(pct "$BD" "$BP")%);" \
+		"twin without the small rule (-small-max -1) ${BN} s (+$(pct "$BN" "$BP")%)"
 	echo
 	echo "Callgrind, instructions per op (one Convert of _data.md), after $N1 ops of warm-up:"
 	echo

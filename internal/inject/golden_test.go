@@ -101,6 +101,9 @@ func caseOptions(t *testing.T, dir string) *Options {
 		case "-twin-max":
 			n, _ := strconv.Atoi(v)
 			o.TwinMax = n
+		case "-small-max":
+			n, _ := strconv.Atoi(v)
+			o.SmallMax = n
 		case "-shape":
 			o.Shape = Shape(v)
 		case "-include":

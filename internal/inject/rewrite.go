@@ -209,7 +209,7 @@ func twinHeader(fset *token.FileSet, d *ast.FuncDecl, firing string) string {
 // default. A twin doubles the body's compile time; the defer frame it
 // saves is a fixed cost per call, which matters in short functions and
 // not in long ones.
-const DefaultTwinMax = 400
+const DefaultTwinMax = 500
 
 // instrument returns the instrumented text of j. Bodies longer than
 // twinMax bytes get the conditional defer; twinMax < 0 means no limit.

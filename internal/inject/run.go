@@ -25,6 +25,7 @@ const (
 	skipGenerated = "generated file"
 	skipCgo       = "cgo file"
 	skipRuntime   = "runtime package"
+	skipSmall     = "small"
 )
 
 // isRuntime reports whether an import path belongs to the meter runtime
@@ -248,6 +249,8 @@ func decide(o *Options, jobs []*pkgJob, inl inlineSet, model map[string]bool, su
 						s.skip = skipModel
 					case !o.All && !s.isMain && inl.has(fj, s):
 						s.skip = skipInline
+					case !o.All && !s.isMain && isSmall(s.body, o.smallMax()):
+						s.skip = skipSmall
 					}
 					if s.skip != "" {
 						sum.Skipped[s.skip]++
