@@ -19,8 +19,10 @@ type Gate interface {
 // Countdown is a Gate whose common answer, "not yet", is a countdown the
 // engine runs itself, so that a firing outside a trace costs a decrement
 // and no call. For every offered firing the engine decrements the gate's
-// word, and calls Expired only when the word falls to zero or below; Start
-// is not called. Per probe, the word is decremented atomically (it is
+// word, and calls Expired only when the word falls to zero or below. Start
+// must do the same by itself (decrement, then Expired at zero or below):
+// the engine runs one countdown of each kind inline and asks any further
+// one through Start. Per probe, the word is decremented atomically (it is
 // shared by every goroutine firing the probe) and Expired sees the value
 // its own decrement produced; per goroutine, the word is the goroutine's
 // own. Configure zeroes every goroutine's words, and calls Registered, if
@@ -115,7 +117,6 @@ type Chain struct {
 // once by Configure, before probes are switched on, and only read after.
 var engine struct {
 	on     bool
-	gated  bool
 	gating gating // what Begin does outside a trace
 	// The gates, sorted for the hot path: at most one countdown per
 	// goroutine (gword ≥ 0) and one per probe (pword ≥ 0) run inline;
@@ -139,7 +140,6 @@ var engine struct {
 // registered are switched on or off to match.
 func Configure(c Chain) {
 	engine.on = c.Enabled && Supported
-	engine.gated = len(c.Gates) > 0
 	engine.all = c.Gates
 	engine.gates = nil
 	engine.gword, engine.pword = -1, -1
@@ -156,11 +156,11 @@ func Configure(c Chain) {
 		case !perProbe && engine.gcount == nil:
 			engine.gword, engine.gcount = w, cd
 		default:
-			engine.gates = append(engine.gates, countdownGate{cd})
+			engine.gates = append(engine.gates, gt) // a second of its kind: asked through Start
 		}
 	}
 	switch {
-	case !engine.gated:
+	case len(c.Gates) == 0:
 		engine.gating = ungated
 	case engine.gates != nil:
 		engine.gating = gatesToAsk
@@ -225,22 +225,6 @@ func resetGoroutines() {
 			g.release()
 		}
 	}
-}
-
-// countdownGate asks a countdown that the engine does not run inline (a
-// second one of its kind) through Start, with the same semantics.
-type countdownGate struct{ Countdown }
-
-func (c countdownGate) Start(g *Goroutine, p *Probe) bool {
-	var left int64
-	switch w, perProbe := c.Countdown.Countdown(); {
-	case perProbe:
-		left = p.Ext[w].Add(-1)
-	default:
-		g.Ext[w]--
-		left = g.Ext[w]
-	}
-	return left <= 0 && c.Expired(g, p, left)
 }
 
 func b2u(b bool) uint32 {
