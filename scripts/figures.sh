@@ -10,7 +10,8 @@
 # disabled (METER_ENABLED=false), with METER_HOTSPOT_ENABLED=false, and
 # twin after -model refinement; "nosmall" is the default selection without
 # the small rule (-small-max -1), as meterinject selected before it.
-# FIG_WORK keeps the work dir; FIG_COUNT, FIG_N1, FIG_N2 tune the runs.
+# FIG_WORK keeps the work dir; FIG_COUNT, FIG_N1, FIG_N2, FIG_BUILDS tune
+# the runs.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +21,7 @@ COUNT=${FIG_COUNT:-6}
 WARM=${FIG_WARMUP:-30}
 N1=${FIG_N1:-10}
 N2=${FIG_N2:-30}
+BUILDS=${FIG_BUILDS:-10}
 mkdir -p "$WORK"
 export GOWORK=off
 MI="$WORK/meterinject"
@@ -60,7 +62,8 @@ done
 # Compile time of goldmark's packages, in CPU seconds (user + sys of go
 # build and the compilers; wall time is at the mercy of the shared host).
 # A fresh -trimpath value defeats the build cache for those packages only.
-# Best of 3, interleaved.
+# Best of FIG_BUILDS (10), interleaved: with another job on the host, three
+# were not enough (identical builds moved by 20%).
 TIMEFORMAT='%U %S'
 build() { # overlay-or-empty
 	local flag="-gcflags=$PKGS=-trimpath=/nonexistent$RANDOM$RANDOM"
@@ -72,7 +75,7 @@ build() { # overlay-or-empty
 }
 best() { sort -n | head -1; }
 for v in plain twin twinall defer nosmall; do : > "$WORK/build.$v"; done
-for i in 1 2 3; do
+for i in $(seq "$BUILDS"); do
 	build "" >> "$WORK/build.plain"
 	for v in twin twinall defer nosmall; do build "$WORK/$v.json" >> "$WORK/build.$v"; done
 done
@@ -135,7 +138,7 @@ done
 	echo '```'
 	echo
 	pct() { echo "scale=1; 100 * ($1 - $2) / $2" | bc; }
-	echo "Compile CPU time of goldmark's packages (user+sys, best of 3): plain ${BP} s;" \
+	echo "Compile CPU time of goldmark's packages (user+sys, best of $BUILDS): plain ${BP} s;" \
 		"twin, default selection ${BT} s (+$(pct "$BT" "$BP")%);" \
 		"twin, no -twin-max limit ${BA} s (+$(pct "$BA" "$BP")%); defer ${BD} s (+$(pct "$BD" "$BP")%);" \
 		"twin without the small rule (-small-max -1) ${BN} s (+$(pct "$BN" "$BP")%)"

@@ -19,7 +19,7 @@ func main() {
 	flag.BoolVar(&o.Remove, "remove", false, "remove the instrumentation, giving back the original bytes")
 	flag.BoolVar(&o.DryRun, "n", false, "print the diff instead of writing")
 	flag.BoolVar(&o.Tests, "tests", false, "instrument _test.go files too")
-	flag.BoolVar(&o.All, "all", false, "also instrument functions the compiler can inline")
+	flag.BoolVar(&o.All, "all", false, "also instrument what the default selection leaves out: functions the compiler can inline, and small ones")
 	flag.StringVar(&include, "include", "", "instrument only probes whose name matches `regexp`")
 	flag.StringVar(&exclude, "exclude", "", "leave out probes whose name matches `regexp`")
 	flag.StringVar(&o.Model, "model", "", "performance model CSV `file`: leave out probes labelled disabled or budget")

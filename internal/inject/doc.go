@@ -15,6 +15,14 @@
 // was not gofmt-clean (gopkg.in/yaml.v3 is one) would not come back byte
 // for byte from -remove.
 //
+// # Selection
+//
+// By default a function the compiler can inline is left out (a probe
+// would stop the inlining), and so is a small one: a body of at most
+// SmallMax statements with no loop, goto, select or channel operation,
+// whose own work is bounded as an inlined function's is (see isSmall).
+// Options.All instruments both.
+//
 // # Generated shape
 //
 // A function or method whose parameters all have names gets a metered twin:
