@@ -46,6 +46,11 @@ func (p *Probe) Begin() Firing {
 		return p.begin(g, false)
 	}
 	if !p.ended.Load() {
+		if g.reenter == p { // the twin's call of a first firing
+			g.reenter = nil
+			g.release()
+			return Firing{}
+		}
 		g.release()
 		return Firing{p: p}
 	}
@@ -111,6 +116,9 @@ func (p *Probe) offer(g *Goroutine, gl, pl int64) Firing {
 // trace, subject to the trace maximum; start says it starts one. Budget
 // decides last.
 func (p *Probe) begin(g *Goroutine, start bool) Firing {
+	if g.reenter != nil && p.reentered(g) {
+		return Firing{}
+	}
 	if g.trace != 0 {
 		if g.truncated {
 			g.release()
@@ -157,6 +165,9 @@ func spot(p *Probe) Firing {
 		return Firing{}
 	}
 	g.acquire()
+	if g.reenter != nil && p.reentered(g) {
+		return Firing{}
+	}
 	if g.trace != 0 && g.traced >= engine.traceMax {
 		g.truncated = true
 		g.release()
@@ -170,6 +181,61 @@ func spot(p *Probe) Firing {
 		}
 	}
 	return g.push(p, pool)
+}
+
+// Reenter readies the call that a metered twin makes back into its own
+// function (see internal/inject): the next Begin of f's probe on this
+// goroutine is not a firing of its own and returns an inactive Firing, so
+// the call is measured once, by f. A metered firing is the only kind whose
+// next Begin of that probe on this goroutine reaches begin or spot, and an
+// unregistered first firing reaches the !ended test, so those are the
+// only places that look. End of f forgets a Reenter that no Begin used
+// (the probe was switched off in between). On an inactive f it does
+// nothing.
+func (f Firing) Reenter() {
+	g, p := f.g, f.p
+	switch {
+	case g != nil:
+		g.acquire()
+		if f.depth < g.depth {
+			g.reenter = g.frames[f.depth].probe
+		}
+		g.release()
+	case p != nil:
+		if g = current(); g != nil {
+			g.acquire()
+			g.reenter = p
+			g.release()
+		}
+	}
+}
+
+// firstEnded is End of an unmetered firing that Begin returned active,
+// because its probe had not ended yet: it notes the end, and forgets a
+// Reenter the twin's call did not use (another goroutine's firing of the
+// probe ended in between, so that call was an ordinary firing).
+func (p *Probe) firstEnded() {
+	if !p.ended.Load() {
+		p.ended.Store(true)
+	}
+	if g := current(); g != nil {
+		g.acquire()
+		if g.reenter == p {
+			g.reenter = nil
+		}
+		g.release()
+	}
+}
+
+// reentered reports whether this Begin of p is the call a twin readied
+// with Reenter, and forgets it; on true it has released g.
+func (p *Probe) reentered(g *Goroutine) bool {
+	if g.reenter != p {
+		return false
+	}
+	g.reenter = nil
+	g.release()
+	return true
 }
 
 func (g *Goroutine) push(p *Probe, pool int64) Firing {
@@ -208,8 +274,8 @@ func (g *Goroutine) push(p *Probe, pool int64) Firing {
 func (f Firing) End() {
 	g := f.g
 	if g == nil {
-		if f.p != nil && !f.p.ended.Load() {
-			f.p.ended.Store(true)
+		if f.p != nil {
+			f.p.firstEnded()
 		}
 		return
 	}
@@ -231,6 +297,7 @@ func (f Firing) End() {
 		}
 	}
 	g.depth = d // frames above d lost their End (a manual Begin without defer): dropped
+	g.reenter = nil
 	p := fr.probe
 	p.record(incl, inh)
 	if !p.ended.Load() {

@@ -20,6 +20,10 @@ type Goroutine struct {
 	TraceID   uint64 // id of the current or last trace, unique in the process
 	spans     []Span // spans of the current trace, when a sink wants them
 
+	// reenter is the probe whose metered twin is calling its function
+	// again (Firing.Reenter); that call's Begin is not a firing of its own.
+	reenter *Probe
+
 	// Ext holds per-goroutine state for extensions (flowcheck's countdown).
 	// Each extension claims its words with NewGoroutineWord.
 	Ext [GoroutineWords]int64

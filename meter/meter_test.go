@@ -382,3 +382,99 @@ func TestTraceEndsWithItsRoot(t *testing.T) {
 		t.Fatal("truncated trace not counted")
 	}
 }
+
+// twin runs one firing of probe i the way a generated twin does: a metered
+// firing calls the twin, which holds the defer and calls the function
+// again after Reenter.
+func (f *fixture) twin(i int, body func()) {
+	if f.gates[i].Load() != 0 {
+		if fr := f.probes[i].Begin(); fr.Active() {
+			defer fr.End()
+			fr.Reenter()
+			f.twin(i, body)
+			return
+		}
+	}
+	body()
+}
+
+// counting starts a trace when told to, and counts the firings it is asked
+// about.
+type counting struct {
+	start bool
+	asked *int
+}
+
+func (c counting) Start(*Goroutine, *Probe) bool { *c.asked++; return c.start }
+func (counting) Ended(*Goroutine)                {}
+
+func TestTwinCallsBackOnce(t *testing.T) {
+	man := clock.UseManual()
+	configure(t, Chain{})
+	f := newFixture(t, "rec")
+	// A recursive function: 5 µs of its own around one call of itself of 2 µs.
+	f.twin(0, func() {
+		man.Advance(5_000)
+		f.twin(0, func() { man.Advance(2_000) })
+	})
+	got := rowOf(f.probes[0])
+	if got.Count != 2 || got.Total != 9_000 || got.InherentTotal != 7_000 {
+		t.Fatalf("got %+v, want 2 firings, 9 µs inclusive, 7 µs inherent", got)
+	}
+	if g := current(); g.Depth() != 0 || g.reenter != nil {
+		t.Fatalf("depth %d, reenter %v after the calls", g.Depth(), g.reenter)
+	}
+}
+
+func TestTwinInATrace(t *testing.T) {
+	clock.UseManual()
+	asked := 0
+	configure(t, Chain{Gates: []Gate{counting{true, &asked}}})
+	f := newFixture(t, "root", "child")
+	f.probes[0].ended.Store(true)
+	f.probes[1].ended.Store(true)
+	ended := tracesEnded.Load()
+	f.twin(0, func() {
+		if !current().InTrace() {
+			t.Fatal("root did not start a trace")
+		}
+		f.twin(1, func() {})
+		f.twin(0, func() {})
+	})
+	if asked != 1 || tracesEnded.Load() != ended+1 {
+		t.Fatalf("gate asked %d times, %d traces ended; want 1 and 1", asked, tracesEnded.Load()-ended)
+	}
+	if a, b := f.probes[0].Count(), f.probes[1].Count(); a != 2 || b != 1 {
+		t.Fatalf("counts root %d child %d, want 2 and 1", a, b)
+	}
+}
+
+func TestTwinOfAFirstFiring(t *testing.T) {
+	clock.UseManual()
+	asked := 0
+	configure(t, Chain{Gates: []Gate{counting{false, &asked}}})
+	f := newFixture(t, "first")
+	ran := 0
+	f.twin(0, func() { ran++ })
+	if ran != 1 || asked != 0 || !f.probes[0].ended.Load() || current().reenter != nil {
+		t.Fatalf("first firing: body ran %d times, gate asked %d times, ended %v, reenter %v",
+			ran, asked, f.probes[0].ended.Load(), current().reenter)
+	}
+	f.twin(0, func() { ran++ })
+	if ran != 2 || asked != 1 {
+		t.Fatalf("second firing: body ran %d times in all, gate asked %d times; want 2 and 1", ran, asked)
+	}
+}
+
+func TestUnusedReenterIsForgotten(t *testing.T) {
+	clock.UseManual()
+	configure(t, Chain{})
+	f := newFixture(t, "p")
+	fr := f.probes[0].Begin()
+	fr.Reenter() // and the probe is switched off before the call back
+	fr.End()
+	f.fire(0, func() {})
+	if c := f.probes[0].Count(); c != 2 {
+		t.Fatalf("count %d, want 2: a Reenter that no Begin used swallowed a later firing", c)
+	}
+}

@@ -19,15 +19,16 @@ var chainSink int
 func chainWork(p *Probe, x int) int {
 	if p.On() {
 		if f := p.Begin(); f.Active() {
-			return chainWorkMetered(f, x)
+			return chainWorkMetered(f, p, x)
 		}
 	}
 	return x*x + 1
 }
 
-func chainWorkMetered(f Firing, x int) int {
+func chainWorkMetered(f Firing, p *Probe, x int) int {
 	defer f.End()
-	return x*x + 1
+	f.Reenter()
+	return chainWork(p, x)
 }
 
 // chainWorkDefer has the generated conditional-defer shape.

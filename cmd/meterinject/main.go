@@ -27,7 +27,6 @@ func main() {
 	flag.StringVar(&o.Cache, "cache", "", "`dir` for -overlay copies (default: the user cache dir/meterinject)")
 	flag.StringVar(&o.Runtime, "runtime", "", "`dir` of the github.com/meterio/meter module, for -overlay (default: found, see docs)")
 	flag.StringVar(&shape, "shape", "twin", "generated statement: twin or defer")
-	flag.IntVar(&o.TwinMax, "twin-max", inject.DefaultTwinMax, "twin shape: bodies longer than `bytes` get the conditional defer (-1: no limit)")
 	flag.IntVar(&o.SmallMax, "small-max", inject.DefaultSmallMax, "leave out loop-free bodies of at most `statements` (-1: none; -all: none)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: meterinject [flags] [packages]\n")

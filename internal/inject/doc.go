@@ -41,19 +41,27 @@
 //	//meter:twins (end of file)
 //	func metered__F(meter__f meter__firing, a int) int {
 //		defer meter__f.End()
+//		meter__f.Reenter()
 //	//line :12:1
-//		... copy of the body ...
+//		return F(a)
 //	}
 //
 // so a disabled probe costs one load and one branch, and no defer frame;
 // and a firing that the chain does not meter (outside a trace, while a
 // trace gate is on) costs the call to Begin and a test, with no defer and
-// no call to the twin. meter__firing is an alias of probe.Firing that the
-// registration file declares. Function literals, functions whose
-// parameters cannot be forwarded (unnamed or blank), init, bodies that
-// look at their callers (runtime.Caller, t.Helper) and bodies longer than
-// TwinMax bytes (a twin compiles the body twice) get a conditional defer
-// instead:
+// no call to the twin. A metered firing calls the twin, which holds the
+// defer and calls F again; Reenter makes that call's Begin return an
+// inactive firing, so F runs its original body, once, measured by the
+// twin's firing. The twin is four lines whatever the body's size: the body
+// is compiled once. meter__firing is an alias of probe.Firing that the
+// registration file declares.
+//
+// Function literals, functions whose parameters cannot be forwarded
+// (unnamed or blank), init, a function whose parameter or result has its
+// own name, bodies that call recover themselves (a function its caller
+// defers recovers only when the deferred call is the function itself) and
+// bodies that look at their callers (runtime.Caller, t.Helper: a metered
+// firing adds two frames) get a conditional defer instead:
 //
 //	if meter__probes[4].On() {
 //		if meter__f := meter__probes[4].Begin(); meter__f.Active() {

@@ -26,7 +26,7 @@ func instrumentAll(src []byte, shape Shape) ([]byte, bool) {
 			s.isMain = true
 		}
 	}
-	return instrument(j, shape, -1), true
+	return instrument(j, shape), true
 }
 
 // FuzzRoundTrip: instrumenting, then removing, gives back the input, and

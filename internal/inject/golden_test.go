@@ -88,7 +88,7 @@ func compareTree(t *testing.T, what string, got, want map[string][]byte) {
 
 // caseOptions reads a case's flags file: one flag a line.
 func caseOptions(t *testing.T, dir string) *Options {
-	o := &Options{All: true, TwinMax: -1}
+	o := &Options{All: true}
 	b, _ := os.ReadFile(filepath.Join(dir, "flags"))
 	for _, l := range strings.Split(string(b), "\n") {
 		k, v, _ := strings.Cut(strings.TrimSpace(l), "=")
@@ -98,9 +98,6 @@ func caseOptions(t *testing.T, dir string) *Options {
 			o.All = false
 		case "-tests":
 			o.Tests = true
-		case "-twin-max":
-			n, _ := strconv.Atoi(v)
-			o.TwinMax = n
 		case "-small-max":
 			n, _ := strconv.Atoi(v)
 			o.SmallMax = n

@@ -20,7 +20,6 @@ type Options struct {
 	Cache    string // where -overlay writes its copies; "" for the user cache dir
 	Runtime  string // directory of the github.com/meterio/meter module
 	Shape    Shape  // generated statement shape; "" for ShapeTwin
-	TwinMax  int    // largest body (bytes) given a twin; 0 for DefaultTwinMax, < 0 for any
 	SmallMax int    // largest loop-free body (statements) skipped as small; 0 for DefaultSmallMax, < 0 for none
 	Stdout   io.Writer
 	Stderr   io.Writer

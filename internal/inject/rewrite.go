@@ -113,21 +113,22 @@ type fileJob struct {
 	array string // the probe array of the file's group
 }
 
-// twinnable reports whether d's parameters can be forwarded to a twin, and
-// the call expression (without the twin prefix) that does it.
-func twinCall(src []byte, d *ast.FuncDecl, fset *token.FileSet) (string, bool) {
+// twinCalls reports whether d can have a twin, and returns the two calls
+// that forward its parameters: the call of the twin, from d's body, and
+// the twin's call back into d.
+func twinCalls(d *ast.FuncDecl) (twin, back string, ok bool) {
 	if d.Recv == nil && d.Name.Name == "init" {
-		return "", false // init cannot be named twice; it runs once anyway
+		return "", "", false // init cannot be called
 	}
 	var args []string
 	variadic := false
 	for _, f := range d.Type.Params.List {
 		if len(f.Names) == 0 {
-			return "", false
+			return "", "", false
 		}
 		for _, n := range f.Names {
 			if n.Name == "_" {
-				return "", false
+				return "", "", false
 			}
 			args = append(args, n.Name)
 		}
@@ -135,40 +136,95 @@ func twinCall(src []byte, d *ast.FuncDecl, fset *token.FileSet) (string, bool) {
 			variadic = true
 		}
 	}
-	call := twinPrefix + d.Name.Name
+	recv, name := "", d.Name.Name
 	if d.Recv != nil {
 		if len(d.Recv.List) == 0 {
-			return "", false
+			return "", "", false
 		}
 		r := d.Recv.List[0]
 		if len(r.Names) == 0 || r.Names[0].Name == "_" {
-			return "", false
+			return "", "", false
 		}
-		call = r.Names[0].Name + "." + call
+		recv = r.Names[0].Name + "."
 	}
+	inst := ""
 	if tp := d.Type.TypeParams; tp != nil && len(tp.List) > 0 {
 		var ts []string
 		for _, f := range tp.List {
 			for _, n := range f.Names {
 				if n.Name == "_" {
-					return "", false
+					return "", "", false
 				}
 				ts = append(ts, n.Name)
 			}
 		}
-		call += "[" + strings.Join(ts, ", ") + "]"
+		inst = "[" + strings.Join(ts, ", ") + "]"
 	}
-	args = append([]string{firingVar}, args...)
+	if shadowed(d) || asksCallers(d.Body) {
+		return "", "", false
+	}
 	a := strings.Join(args, ", ")
 	if variadic {
 		a += "..."
 	}
-	// A body that asks for its callers would see the twin's extra frame.
-	body := string(src[fset.Position(d.Body.Lbrace).Offset:fset.Position(d.Body.Rbrace).Offset])
-	if strings.Contains(body, "runtime.Caller") || strings.Contains(body, ".Helper()") {
-		return "", false
+	ta := firingVar
+	if a != "" {
+		ta += ", " + a
 	}
-	return call + "(" + a + ")", true
+	return recv + twinPrefix + name + inst + "(" + ta + ")", recv + name + inst + "(" + a + ")", true
+}
+
+// shadowed reports whether the twin's call back into d would not reach d:
+// a function (not a method) whose parameter or result takes its name.
+func shadowed(d *ast.FuncDecl) bool {
+	if d.Recv != nil {
+		return false
+	}
+	for _, fl := range []*ast.FieldList{d.Type.Params, d.Type.Results} {
+		if fl == nil {
+			continue
+		}
+		for _, f := range fl.List {
+			for _, n := range f.Names {
+				if n.Name == d.Name.Name {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// asksCallers reports whether a body must run in the frame its caller
+// called: it calls recover itself (a function deferred by its caller
+// recovers only when called directly), or asks for its callers
+// (runtime.Caller, testing's Helper), which would see the twin's frames.
+func asksCallers(body *ast.BlockStmt) bool {
+	found := false
+	var inspect func(n ast.Node, inLit bool)
+	inspect = func(n ast.Node, inLit bool) {
+		ast.Inspect(n, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.FuncLit:
+				if !inLit {
+					inspect(x.Body, true) // a literal's recover is its own
+					return false
+				}
+			case *ast.CallExpr:
+				if id, ok := x.Fun.(*ast.Ident); ok && id.Name == "recover" && !inLit {
+					found = true
+				}
+			case *ast.SelectorExpr:
+				if id, ok := x.X.(*ast.Ident); ok && id.Name == "runtime" && strings.HasPrefix(x.Sel.Name, "Caller") ||
+					x.Sel.Name == "Helper" {
+					found = true
+				}
+			}
+			return !found
+		})
+	}
+	inspect(body, false)
+	return found
 }
 
 // firingVar holds the firing in what instrument adds; firingType(array)
@@ -205,23 +261,19 @@ func twinHeader(fset *token.FileSet, d *ast.FuncDecl, firing string) string {
 	return out[strings.Index(out, "func "):strings.LastIndex(out, "{")]
 }
 
-// DefaultTwinMax is the largest body, in bytes, that gets a twin by
-// default. A twin doubles the body's compile time; the defer frame it
-// saves is a fixed cost per call, which matters in short functions and
-// not in long ones.
-const DefaultTwinMax = 500
+func hasResults(d *ast.FuncDecl) bool {
+	return d.Type.Results != nil && len(d.Type.Results.List) > 0
+}
 
-// instrument returns the instrumented text of j. Bodies longer than
-// twinMax bytes get the conditional defer; twinMax < 0 means no limit.
-func instrument(j *fileJob, shape Shape, twinMax int) []byte {
+// instrument returns the instrumented text of j.
+func instrument(j *fileJob, shape Shape) []byte {
 	src := j.src
 	off := func(p token.Pos) int { return j.fset.Position(p).Offset }
 	var edits []edit
 	type twin struct {
-		d      *ast.FuncDecl
-		s      *site
-		lbrace int
-		at     int
+		d    *ast.FuncDecl
+		back string // the twin's call of d
+		line int    // of d's '{'
 	}
 	var twins []twin
 	for _, s := range j.sites {
@@ -241,23 +293,23 @@ func instrument(j *fileJob, shape Shape, twinMax int) []byte {
 		}
 		if s.skip == "" {
 			p := fmt.Sprintf("%s[%d]", j.array, s.index)
-			call, ok := "", false
-			size := off(s.body.Rbrace) - lb
-			if shape == ShapeTwin && s.decl != nil && (twinMax < 0 || size <= twinMax) {
-				call, ok = twinCall(src, s.decl, j.fset)
+			call, back, ok := "", "", false
+			if shape == ShapeTwin && s.decl != nil {
+				call, back, ok = twinCalls(s.decl)
 			}
 			b.WriteString(ind + "if " + p + ".On() {\n")
 			b.WriteString(ind + "\tif " + firingVar + " := " + p + ".Begin(); " + firingVar + ".Active() {\n")
 			if ok {
-				// The twin's caller shows in traces at the line of the
-				// function's opening brace.
-				fmt.Fprintf(&b, "//line :%d:1\n", j.fset.Position(s.body.Lbrace).Line)
-				if s.decl.Type.Results != nil && len(s.decl.Type.Results.List) > 0 {
+				// The call of the twin shows in traces at the line of
+				// the function's opening brace.
+				line := j.fset.Position(s.body.Lbrace).Line
+				fmt.Fprintf(&b, "//line :%d:1\n", line)
+				if hasResults(s.decl) {
 					b.WriteString(ind + "\t\treturn " + call + "\n")
 				} else {
 					b.WriteString(ind + "\t\t" + call + "\n" + ind + "\t\treturn\n")
 				}
-				twins = append(twins, twin{s.decl, s, lb, at})
+				twins = append(twins, twin{s.decl, back, line})
 			} else {
 				b.WriteString(ind + "\t\tdefer " + firingVar + ".End()\n")
 			}
@@ -282,10 +334,12 @@ func instrument(j *fileJob, shape Shape, twinMax int) []byte {
 		d := t.d
 		b.WriteString("\n")
 		b.WriteString(twinHeader(j.fset, d, firingType(j.array)))
-		b.WriteString("{\n\tdefer " + firingVar + ".End()")
-		b.WriteString(lineDirective(j.fset, src, t.at))
-		b.Write(applyEdits(src, t.at, off(d.Body.Rbrace)+1, edits))
-		b.WriteString("\n")
+		b.WriteString("{\n\tdefer " + firingVar + ".End()\n\t" + firingVar + ".Reenter()\n")
+		fmt.Fprintf(&b, "//line :%d:1\n\t", t.line)
+		if hasResults(d) {
+			b.WriteString("return ")
+		}
+		b.WriteString(t.back + "\n}\n")
 	}
 	return b.Bytes()
 }

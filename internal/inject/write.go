@@ -26,7 +26,7 @@ func plan(o *Options, jobs []*pkgJob) []change {
 				if o.Remove {
 					out = fj.src
 				} else {
-					out = instrument(fj, o.shape(), o.twinMax())
+					out = instrument(fj, o.shape())
 				}
 				if !bytes.Equal(out, fj.orig) {
 					cs = append(cs, change{path: fj.path, old: fj.orig, new: out})
@@ -65,13 +65,6 @@ func hasChange(cs []change, p string) bool {
 		}
 	}
 	return false
-}
-
-func (o *Options) twinMax() int {
-	if o.TwinMax == 0 {
-		return DefaultTwinMax
-	}
-	return o.TwinMax
 }
 
 func (o *Options) shape() Shape {
