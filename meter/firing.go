@@ -9,8 +9,8 @@ import (
 // Firing is one call of a probe's function, from Begin to End. Its zero
 // value is a firing that is not metered; End on it does nothing.
 type Firing struct {
-	g     *Goroutine
-	p     *Probe // set on an unmetered firing whose end must still be noticed
+	g     *Goroutine // set on a metered firing
+	p     *Probe     // set on a metered firing, and on an unmetered one whose end must still be noticed
 	depth int32
 }
 
@@ -193,20 +193,28 @@ func spot(p *Probe) Firing {
 // (the probe was switched off in between). On an inactive f it does
 // nothing.
 func (f Firing) Reenter() {
-	g, p := f.g, f.p
-	switch {
-	case g != nil:
+	g := f.g
+	if g == nil {
+		f.p.reenterFirst()
+		return
+	}
+	g.acquire()
+	g.reenter = f.p
+	g.release()
+}
+
+// reenterFirst is Reenter of a probe's unmetered first firing, or of an
+// inactive one (p nil).
+//
+//go:noinline
+func (p *Probe) reenterFirst() {
+	if p == nil {
+		return
+	}
+	if g := current(); g != nil {
 		g.acquire()
-		if f.depth < g.depth {
-			g.reenter = g.frames[f.depth].probe
-		}
+		g.reenter = p
 		g.release()
-	case p != nil:
-		if g = current(); g != nil {
-			g.acquire()
-			g.reenter = p
-			g.release()
-		}
 	}
 }
 
@@ -265,7 +273,7 @@ func (g *Goroutine) push(p *Probe, pool int64) Firing {
 	if f.span >= 0 {
 		g.spans[f.span].Start = f.start
 	}
-	return Firing{g: g, depth: d}
+	return Firing{g: g, p: p, depth: d}
 }
 
 // End ends the firing. On a metered firing it reads the clock, pops the

@@ -44,7 +44,6 @@ t0=$(now)
 t1=$(now)
 INSTRUMENT_S=$(secs "$t0" "$t1")
 "$MI" -shape defer -overlay "$WORK/defer.json" -cache "$WORK/cache-defer" -runtime "$ROOT" $PKGS 2> "$WORK/defer.summary"
-"$MI" -twin-max -1 -overlay "$WORK/twinall.json" -cache "$WORK/cache-twinall" -runtime "$ROOT" $PKGS 2> /dev/null
 "$MI" -small-max -1 -overlay "$WORK/nosmall.json" -cache "$WORK/cache-nosmall" -runtime "$ROOT" $PKGS 2> "$WORK/nosmall.summary"
 
 # A model from the workload at default properties, for -model refinement.
@@ -55,7 +54,7 @@ METER_EXPORT_CSV="$WORK/model.csv" "$WORK/workload" -plain -n 100 -corpus "$WORK
 
 # Test binaries.
 $GO test -c -o "$WORK/plain.test" .
-for v in twin twinall defer model nosmall; do
+for v in twin defer model nosmall; do
 	$GO test -c -overlay "$WORK/$v.json" -o "$WORK/$v.test" .
 done
 
@@ -74,12 +73,14 @@ build() { # overlay-or-empty
 	fi
 }
 best() { sort -n | head -1; }
-for v in plain twin twinall defer nosmall; do : > "$WORK/build.$v"; done
+median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
+for v in plain twin defer nosmall; do : > "$WORK/build.$v"; done
 for i in $(seq "$BUILDS"); do
 	build "" >> "$WORK/build.plain"
-	for v in twin twinall defer nosmall; do build "$WORK/$v.json" >> "$WORK/build.$v"; done
+	for v in twin defer nosmall; do build "$WORK/$v.json" >> "$WORK/build.$v"; done
 done
-BP=$(best < "$WORK/build.plain"); BT=$(best < "$WORK/build.twin"); BA=$(best < "$WORK/build.twinall"); BD=$(best < "$WORK/build.defer"); BN=$(best < "$WORK/build.nosmall")
+BP=$(best < "$WORK/build.plain"); BT=$(best < "$WORK/build.twin"); BD=$(best < "$WORK/build.defer"); BN=$(best < "$WORK/build.nosmall")
+MP=$(median < "$WORK/build.plain"); MT=$(median < "$WORK/build.twin"); MD=$(median < "$WORK/build.defer"); MN=$(median < "$WORK/build.nosmall")
 
 # Variants: name binary environment.
 VARIANTS=(
@@ -90,7 +91,6 @@ VARIANTS=(
 	"twin-model model"
 	"defer defer"
 	"defer-off defer METER_ENABLED=false"
-	"twinall-off twinall METER_ENABLED=false"
 )
 # Under valgrind time runs ~50x slower, so hotspot would find nearly every
 # function hot; callgrind also runs "twin-x50": default properties with the
@@ -101,13 +101,17 @@ CG_EXTRA=(
 	"nosmall-x50 nosmall METER_HOTSPOT_THRESHOLD=500 METER_HOTSPOT_THRESHOLD_INHERENT=100"
 )
 
-# Wall time, interleaved so that the host's noise spreads over all.
+# Wall time, interleaved so that the host's noise spreads over all, and
+# pinned to one CPU at a real-time priority where the user may (FIG_PIN=""
+# turns that off): other processes then wait, not the benchmark.
+PIN=${FIG_PIN-chrt -f 80 taskset -c 1}
+if [ -n "$PIN" ] && ! $PIN true 2>/dev/null; then PIN=""; fi
 for v in "${VARIANTS[@]}"; do set -- $v; : > "$WORK/wall.$1"; done
 for i in $(seq "$COUNT"); do
 	for v in "${VARIANTS[@]}"; do
 		set -- $v
 		name=$1 bin=$2; shift 2
-		env "$@" BENCH_WARMUP=$WARM "$WORK/$bin.test" -test.run '^$' -test.bench Render -test.benchtime 1s >> "$WORK/wall.$name"
+		$PIN env "$@" BENCH_WARMUP=$WARM "$WORK/$bin.test" -test.run '^$' -test.bench Render -test.benchtime 1s >> "$WORK/wall.$name"
 	done
 done
 
@@ -140,8 +144,11 @@ done
 	pct() { echo "scale=1; 100 * ($1 - $2) / $2" | bc; }
 	echo "Compile CPU time of goldmark's packages (user+sys, best of $BUILDS): plain ${BP} s;" \
 		"twin, default selection ${BT} s (+$(pct "$BT" "$BP")%);" \
-		"twin, no -twin-max limit ${BA} s (+$(pct "$BA" "$BP")%); defer ${BD} s (+$(pct "$BD" "$BP")%);" \
+		"defer ${BD} s (+$(pct "$BD" "$BP")%);" \
 		"twin without the small rule (-small-max -1) ${BN} s (+$(pct "$BN" "$BP")%)"
+	echo
+	echo "The same, median of $BUILDS: plain ${MP} s; twin ${MT} s (+$(pct "$MT" "$MP")%);" \
+		"defer ${MD} s (+$(pct "$MD" "$MP")%); twin without the small rule ${MN} s (+$(pct "$MN" "$MP")%)"
 	echo
 	echo "Callgrind, instructions per op (one Convert of _data.md), after $N1 ops of warm-up:"
 	echo
@@ -155,6 +162,6 @@ done
 	echo "Wall time (benchstat, $COUNT interleaved runs of 1 s each, after $WARM renders of warm-up in each process):"
 	echo
 	echo '```'
-	cd "$WORK" && benchstat wall.plain wall.twin wall.twin-off wall.twin-nohotspot wall.twin-model wall.defer wall.defer-off wall.twinall-off
+	cd "$WORK" && benchstat wall.plain wall.twin wall.twin-off wall.twin-nohotspot wall.twin-model wall.defer wall.defer-off
 	echo '```'
 } | tee "$WORK/figures.md"
