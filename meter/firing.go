@@ -46,9 +46,7 @@ func (p *Probe) Begin() Firing {
 		return p.begin(g, false)
 	}
 	if !p.ended.Load() {
-		if g.reenter == p { // the twin's call of a first firing
-			g.reenter = nil
-			g.release()
+		if p.reentered(g) { // the twin's call of a first firing
 			return Firing{}
 		}
 		g.release()
@@ -116,7 +114,7 @@ func (p *Probe) offer(g *Goroutine, gl, pl int64) Firing {
 // trace, subject to the trace maximum; start says it starts one. Budget
 // decides last.
 func (p *Probe) begin(g *Goroutine, start bool) Firing {
-	if g.reenter != nil && p.reentered(g) {
+	if p.reentered(g) {
 		return Firing{}
 	}
 	if g.trace != 0 {
@@ -165,7 +163,7 @@ func spot(p *Probe) Firing {
 		return Firing{}
 	}
 	g.acquire()
-	if g.reenter != nil && p.reentered(g) {
+	if p.reentered(g) {
 		return Firing{}
 	}
 	if g.trace != 0 && g.traced >= engine.traceMax {
@@ -186,10 +184,10 @@ func spot(p *Probe) Firing {
 // Reenter readies the call that a metered twin makes back into its own
 // function (see internal/inject): the next Begin of f's probe on this
 // goroutine is not a firing of its own and returns an inactive Firing, so
-// the call is measured once, by f. A metered firing is the only kind whose
-// next Begin of that probe on this goroutine reaches begin or spot, and an
-// unregistered first firing reaches the !ended test, so those are the
-// only places that look. End of f forgets a Reenter that no Begin used
+// the call is measured once, by f. After a metered firing, the next Begin
+// of its probe on this goroutine reaches begin or spot; after an unmetered
+// first firing (its probe has not ended yet), the !ended test: those are
+// the only places that look. End of f forgets a Reenter that no Begin used
 // (the probe was switched off in between). On an inactive f it does
 // nothing.
 func (f Firing) Reenter() {
