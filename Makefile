@@ -14,8 +14,11 @@ vet:
 	$(GO) run $(STATICCHECK) ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
 
+# The engine's assembly fast paths are built only without -race, so the
+# runtime's packages run a second time without it.
 unit:
 	$(GO) test -race -count=1 ./...
+	$(GO) test -count=1 ./meter ./probe ./extensions/...
 
 # Every benchmark runs a few iterations, so they keep compiling and running.
 bench-smoke:

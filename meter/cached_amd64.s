@@ -1,27 +1,95 @@
 //go:build !race
 
 #include "textflag.h"
+#include "go_asm.h"
+
+// LOOKUP(miss) leaves in AX the running goroutine's state when it sits in
+// its home slot of the goroutine table (the running g from TLS, its
+// Fibonacci hash, the slot), and jumps to miss otherwise. It uses AX, CX
+// and DX. On amd64 a plain load is an acquire load, as the atomic loads of
+// the Go version (cached_other.go) are.
+#define LOOKUP(miss) \
+	MOVQ (TLS), CX; \
+	MOVQ $0x9E3779B97F4A7C15, AX; \
+	IMULQ CX, AX; \
+	SHRQ $40, AX; \
+	MOVQ ·gtab(SB), DX; \
+	ANDQ gtable_mask(DX), AX; \
+	SHLQ $4, AX; \
+	ADDQ gtable_entries(DX), AX; \
+	CMPQ gentry_key(AX), CX; \
+	JNE miss; \
+	MOVQ gentry_val(AX), AX
 
 // func cached() *Goroutine
-//
-// current's common case in one leaf: the running g (from TLS), its
-// Fibonacci hash, and its home slot in gtab. The offsets are gtable's and
-// gentry's; layout_test.go checks them. On amd64 a plain load is an
-// acquire load, as the atomic loads in the Go version are.
 TEXT ·cached(SB), NOSPLIT, $0-8
-	MOVQ (TLS), CX
-	MOVQ $0x9E3779B97F4A7C15, AX
-	IMULQ CX, AX
-	SHRQ $40, AX
-	MOVQ ·gtab(SB), DX
-	ANDQ 0(DX), AX
-	SHLQ $4, AX
-	ADDQ 8(DX), AX
-	CMPQ 0(AX), CX
-	JNE miss
-	MOVQ 8(AX), AX
+	LOOKUP(nocache)
 	MOVQ AX, ret+0(FP)
 	RET
-miss:
+nocache:
 	MOVQ $0, ret+0(FP)
 	RET
+
+// func begin(p *Probe) Firing
+//
+// Begin's common case under a trace gate, in one leaf: a firing of an
+// enabled, ended probe, on a goroutine in its home slot and outside any
+// trace, counts down the gate's words (quick.mode: 1 the goroutine's,
+// 2 the probe's, 3 both) and returns an unmetered Firing while every count
+// stays above zero. When a count runs out it leaves the probe's count in
+// the goroutine's left and jumps to expired. A disabled probe's firing
+// goes to spot, as in beginSlow; every other case jumps, having changed
+// nothing, to beginSlow. All three have begin's signature, so the jumps
+// are tail calls.
+TEXT ·begin(SB), NOSPLIT, $0-32
+	MOVQ p+0(FP), BX
+	CMPL Probe_disabled(BX), $0
+	JNE disabled
+	CMPB Probe_ended(BX), $0
+	JEQ slow
+	MOVQ ·quick+quickPath_mode(SB), SI
+	CMPQ SI, $1
+	JNE notgoroutine
+	LOOKUP(slow)
+	CMPL Goroutine_trace(AX), $0
+	JNE slow
+	MOVQ ·quick+quickPath_goff(SB), DI
+	DECQ (AX)(DI*1)
+	JLE gexpired
+quiet:
+	XORL AX, AX
+	MOVQ AX, ret_g+8(FP)
+	MOVQ AX, ret_p+16(FP)
+	MOVL AX, ret_depth+24(FP)
+	RET
+notgoroutine:
+	TESTQ SI, SI
+	JEQ slow
+	LOOKUP(slow)
+	CMPL Goroutine_trace(AX), $0
+	JNE slow
+	MOVQ $1, CX
+	CMPQ SI, $2
+	JEQ probeword
+	MOVQ ·quick+quickPath_goff(SB), DI
+	DECQ (AX)(DI*1)
+	SETGT CX // CX = 1 while the goroutine's count is above zero
+probeword:
+	MOVQ ·quick+quickPath_poff(SB), DI
+	MOVQ $-1, DX
+	LOCK
+	XADDQ DX, (BX)(DI*1)
+	DECQ DX
+	JLE expired
+	TESTQ CX, CX
+	JNE quiet
+expired:
+	MOVQ DX, Goroutine_left(AX)
+	JMP ·expired(SB)
+gexpired:
+	MOVQ $1, Goroutine_left(AX)
+	JMP ·expired(SB)
+slow:
+	JMP ·beginSlow(SB)
+disabled:
+	JMP ·spot(SB)

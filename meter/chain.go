@@ -1,6 +1,9 @@
 package meter
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // Unlimited is the allowance of a probe whose typical time is not known yet.
 const Unlimited = math.MaxInt64
@@ -171,6 +174,19 @@ func Configure(c Chain) {
 	default:
 		engine.gating = bothCountdowns
 	}
+	quick = quickPath{}
+	if engine.on {
+		switch engine.gating {
+		case goroutineCountdown:
+			quick.mode = 1
+		case probeCountdown:
+			quick.mode = 2
+		case bothCountdowns:
+			quick.mode = 3
+		}
+		quick.goff = unsafe.Offsetof(Goroutine{}.Ext) + uintptr(max(engine.gword, 0)&(GoroutineWords-1))*8
+		quick.poff = unsafe.Offsetof(Probe{}.Ext) + uintptr(max(engine.pword, 0)&(ProbeWords-1))*8
+	}
 	resetGoroutines()
 	engine.allowance = c.Allowance
 	engine.judges = c.Judges
@@ -190,6 +206,17 @@ func Configure(c Chain) {
 			p.gate.Store(b2u(on))
 		}
 	}
+}
+
+// quick is what begin's assembly leaf reads: which countdowns a firing
+// outside a trace runs (bit 0 the goroutine's, bit 1 the probe's; 0 when
+// the leaf must leave every firing to beginSlow), and the byte offsets of
+// their words in Goroutine and Probe.
+var quick quickPath
+
+type quickPath struct {
+	mode       uintptr
+	goff, poff uintptr
 }
 
 // gating sorts chains by what a firing outside a trace needs.

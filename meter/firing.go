@@ -31,7 +31,13 @@ var (
 // no interface call until a countdown runs out. Begin never allocates once
 // the goroutine's stack has reached its depth, and takes no lock after a
 // goroutine's first firing.
-func (p *Probe) Begin() Firing {
+func (p *Probe) Begin() Firing { return begin(p) }
+
+// beginSlow is Begin in Go: all of it where the assembly leaf is not built,
+// and every case but the common one where it is.
+//
+//lint:ignore U1000 jumped to from cached_amd64.s
+func beginSlow(p *Probe) Firing {
 	if p.disabled.Load() != 0 || !engine.on {
 		return spot(p)
 	}
