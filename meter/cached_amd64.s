@@ -30,18 +30,20 @@ nocache:
 	MOVQ $0, ret+0(FP)
 	RET
 
-// func begin(p *Probe) Firing
+// func begin(p *Probe, scratch int64) Firing
 //
-// Begin's common case under a trace gate, in one leaf: a firing of an
-// enabled, ended probe, on a goroutine in its home slot and outside any
-// trace, counts down the gate's words (quick.mode: 1 the goroutine's,
-// 2 the probe's, 3 both) and returns an unmetered Firing while every count
-// stays above zero. When a count runs out it leaves the probe's count in
-// the goroutine's left and jumps to expired. A disabled probe's firing
-// goes to spot, as in beginSlow; every other case jumps, having changed
-// nothing, to beginSlow. All three have begin's signature, so the jumps
-// are tail calls.
-TEXT ·begin(SB), NOSPLIT, $0-32
+// Begin's common cases, in one leaf:
+//   - a firing of an enabled, ended probe, on a goroutine in its home slot
+//     and outside any trace, counts down the gate's words (quick.mode: 1
+//     the goroutine's, 2 the probe's, 3 both) and returns an unmetered
+//     Firing while every count stays above zero; when a count runs out it
+//     jumps to expired with the probe's count;
+//   - a firing of a disabled probe counts down the spotter's word
+//     (quick.soff; none: returns) and jumps to spotted when it runs out.
+// Every other case jumps, having changed nothing, to beginSlow. The three
+// take begin's arguments, a count in the scratch word, and return its
+// result, so the jumps are tail calls.
+TEXT ·begin(SB), NOSPLIT, $0-40
 	MOVQ p+0(FP), BX
 	CMPL Probe_disabled(BX), $0
 	JNE disabled
@@ -58,9 +60,10 @@ TEXT ·begin(SB), NOSPLIT, $0-32
 	JLE gexpired
 quiet:
 	XORL AX, AX
-	MOVQ AX, ret_g+8(FP)
-	MOVQ AX, ret_p+16(FP)
-	MOVL AX, ret_depth+24(FP)
+	MOVQ AX, ret_g+16(FP)
+	MOVQ AX, ret_p+24(FP)
+	MOVL AX, ret_depth+32(FP)
+	MOVB AX, ret_gated+36(FP)
 	RET
 notgoroutine:
 	TESTQ SI, SI
@@ -84,12 +87,21 @@ probeword:
 	TESTQ CX, CX
 	JNE quiet
 expired:
-	MOVQ DX, Goroutine_left(AX)
+	MOVQ DX, scratch+8(FP)
 	JMP ·expired(SB)
 gexpired:
-	MOVQ $1, Goroutine_left(AX)
+	MOVQ $1, scratch+8(FP)
 	JMP ·expired(SB)
 slow:
 	JMP ·beginSlow(SB)
 disabled:
-	JMP ·spot(SB)
+	MOVQ ·quick+quickPath_soff(SB), DI
+	TESTQ DI, DI
+	JEQ quiet
+	MOVQ $-1, DX
+	LOCK
+	XADDQ DX, (BX)(DI*1)
+	DECQ DX
+	JGT quiet
+	MOVQ DX, scratch+8(FP)
+	JMP ·spotted(SB)

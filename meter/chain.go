@@ -66,10 +66,16 @@ type Reenabler interface {
 }
 
 // Spotter decides which firings of a disabled probe are metered anyway
-// (spotcheck). It sees a disabled probe's firings only when the chain keeps
-// gate words set (Chain.KeepGates).
+// (spotcheck). Like a per-probe Countdown, its common answer is a count the
+// engine runs itself: for every firing of a disabled probe the engine
+// decrements the probe's word SpotWord atomically, and calls Spot, with the
+// value its own decrement produced, only when that is zero or below. A
+// Spotter that is a Registrar sets up each probe's word. It sees a disabled
+// probe's firings only when the chain keeps gate words set
+// (Chain.KeepGates).
 type Spotter interface {
-	Spot(p *Probe) bool
+	SpotWord() int
+	Spot(p *Probe, left int64) bool
 }
 
 // Labeler labels a row of the model (hotspot labels hot probes).
@@ -134,6 +140,7 @@ var engine struct {
 	sink           Sink
 	spotter        Spotter
 	traceMax       int32
+	sword          int // the spotter's word
 	keepGates      bool
 	exts           []Extension
 }
@@ -174,6 +181,7 @@ func Configure(c Chain) {
 	default:
 		engine.gating = bothCountdowns
 	}
+	engine.spotter = c.Spotter
 	quick = quickPath{}
 	if engine.on {
 		switch engine.gating {
@@ -185,14 +193,17 @@ func Configure(c Chain) {
 			quick.mode = 3
 		}
 		quick.goff = unsafe.Offsetof(Goroutine{}.Ext) + uintptr(max(engine.gword, 0)&(GoroutineWords-1))*8
-		quick.poff = unsafe.Offsetof(Probe{}.Ext) + uintptr(max(engine.pword, 0)&(ProbeWords-1))*8
+		quick.poff = probeWord(engine.pword)
+		if engine.spotter != nil {
+			engine.sword = engine.spotter.SpotWord() & (ProbeWords - 1)
+			quick.soff = probeWord(engine.sword)
+		}
 	}
 	resetGoroutines()
 	engine.allowance = c.Allowance
 	engine.judges = c.Judges
 	engine.labelers = c.Labelers
 	engine.sink = c.Sink
-	engine.spotter = c.Spotter
 	engine.traceMax = c.TraceMax
 	if engine.traceMax <= 0 {
 		engine.traceMax = math.MaxInt32
@@ -211,12 +222,17 @@ func Configure(c Chain) {
 // quick is what begin's assembly leaf reads: which countdowns a firing
 // outside a trace runs (bit 0 the goroutine's, bit 1 the probe's; 0 when
 // the leaf must leave every firing to beginSlow), and the byte offsets of
-// their words in Goroutine and Probe.
+// their words in Goroutine and Probe, and of the spotter's.
 var quick quickPath
 
 type quickPath struct {
 	mode       uintptr
 	goff, poff uintptr
+	soff       uintptr // the spotter's word; 0 without one
+}
+
+func probeWord(w int) uintptr {
+	return unsafe.Offsetof(Probe{}.Ext) + uintptr(max(w, 0)&(ProbeWords-1))*8
 }
 
 // gating sorts chains by what a firing outside a trace needs.
@@ -230,12 +246,15 @@ const (
 	gatesToAsk                       // some gate must see every firing
 )
 
-// registered lets the gates set up p's words.
+// registered lets the gates and the spotter set up p's words.
 func registered(p *Probe) {
 	for _, gt := range engine.all {
 		if r, ok := gt.(Registrar); ok {
 			r.Registered(p)
 		}
+	}
+	if r, ok := engine.spotter.(Registrar); ok {
+		r.Registered(p)
 	}
 }
 

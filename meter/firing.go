@@ -12,6 +12,7 @@ type Firing struct {
 	g     *Goroutine // set on a metered firing
 	p     *Probe     // set on a metered firing, and on an unmetered one whose end must still be noticed
 	depth int32
+	gated bool // metered, and not a spot check
 }
 
 var (
@@ -31,13 +32,15 @@ var (
 // no interface call until a countdown runs out. Begin never allocates once
 // the goroutine's stack has reached its depth, and takes no lock after a
 // goroutine's first firing.
-func (p *Probe) Begin() Firing { return begin(p) }
+func (p *Probe) Begin() Firing { return begin(p, 0) }
 
 // beginSlow is Begin in Go: all of it where the assembly leaf is not built,
 // and every case but the common one where it is.
 //
+// The second argument is begin's scratch word, unused here.
+//
 //lint:ignore U1000 jumped to from cached_amd64.s
-func beginSlow(p *Probe) Firing {
+func beginSlow(p *Probe, _ int64) Firing {
 	if p.disabled.Load() != 0 || !engine.on {
 		return spot(p)
 	}
@@ -155,13 +158,25 @@ func (p *Probe) begin(g *Goroutine, start bool) Firing {
 	return g.push(p, pool)
 }
 
-// spot meters a firing of a disabled probe when the spotter asks for it,
-// outside the gates and the probe's own allowance (which may be why it is
-// disabled). It is still a nested firing: it draws on its nearest metered
-// ancestor's pool, as DESIGN.md's budget rules have every nested firing do,
-// and counts towards the trace maximum.
+// spot counts down a firing of a disabled probe on the spotter's word.
 func spot(p *Probe) Firing {
-	if engine.spotter == nil || !engine.on || !engine.spotter.Spot(p) {
+	if engine.spotter == nil || !engine.on {
+		return Firing{}
+	}
+	if left := p.Ext[engine.sword].Add(-1); left <= 0 {
+		return spotted(p, left)
+	}
+	return Firing{}
+}
+
+// spotted meters a firing of a disabled probe whose count ran out, at
+// left, when the spotter asks for it: outside the gates and the probe's
+// own allowance (which may be why it is disabled). It is still a nested
+// firing: it draws on its nearest metered ancestor's pool, as DESIGN.md's
+// budget rules have every nested firing do, and counts towards the trace
+// maximum.
+func spotted(p *Probe, left int64) Firing {
+	if !engine.spotter.Spot(p, left) {
 		return Firing{}
 	}
 	g := current()
@@ -184,42 +199,55 @@ func spot(p *Probe) Firing {
 			return Firing{}
 		}
 	}
-	return g.push(p, pool)
+	f := g.push(p, pool)
+	f.gated = false
+	return f
 }
 
 // Reenter readies the call that a metered twin makes back into its own
 // function (see internal/inject): the next Begin of f's probe on this
 // goroutine is not a firing of its own and returns an inactive Firing, so
 // the call is measured once, by f. After a metered firing, the next Begin
-// of its probe on this goroutine reaches begin or spot; after an unmetered
-// first firing (its probe has not ended yet), the !ended test: those are
-// the only places that look. End of f forgets a Reenter that no Begin used
-// (the probe was switched off in between). On an inactive f it does
-// nothing.
+// of its probe on this goroutine reaches begin (a gated firing is inside a
+// trace, or the chain has no gate); after a spot check, it reaches spotted
+// only if it is due a spot check itself, and otherwise returns inactive
+// anyway; after an unmetered first firing (its probe has not ended yet),
+// the !ended test: those are the only places that look. End of f forgets a
+// Reenter that no Begin used (the probe was switched off in between). On
+// an inactive f it does nothing.
 func (f Firing) Reenter() {
-	g := f.g
-	if g == nil {
-		f.p.reenterFirst()
+	if f.gated {
+		g := f.g
+		g.acquire()
+		g.reenter = f.p
+		g.release()
 		return
 	}
-	g.acquire()
-	g.reenter = f.p
-	g.release()
+	f.reenterRare()
 }
 
-// reenterFirst is Reenter of a probe's unmetered first firing, or of an
-// inactive one (p nil).
+// reenterRare is Reenter of a probe's unmetered first firing (g nil), of
+// an inactive one (p nil too), or of a spot check. The twin's call back of
+// a spot check will count the spotter's word down once more, as a firing
+// of the disabled probe, so this gives that count back: spot checks stay
+// every N-th call of the function.
 //
 //go:noinline
-func (p *Probe) reenterFirst() {
+func (f Firing) reenterRare() {
+	p, g := f.p, f.g
 	if p == nil {
 		return
 	}
-	if g := current(); g != nil {
-		g.acquire()
-		g.reenter = p
-		g.release()
+	if g == nil {
+		if g = current(); g == nil {
+			return
+		}
+	} else if engine.spotter != nil && engine.on {
+		p.Ext[engine.sword].Add(1)
 	}
+	g.acquire()
+	g.reenter = p
+	g.release()
 }
 
 // firstEnded is End of an unmetered firing that Begin returned active,
@@ -277,7 +305,7 @@ func (g *Goroutine) push(p *Probe, pool int64) Firing {
 	if f.span >= 0 {
 		g.spans[f.span].Start = f.start
 	}
-	return Firing{g: g, p: p, depth: d}
+	return Firing{g: g, p: p, depth: d, gated: true}
 }
 
 // End ends the firing. On a metered firing it reads the clock, pops the

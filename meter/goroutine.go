@@ -24,12 +24,6 @@ type Goroutine struct {
 	// again (Firing.Reenter); that call's Begin is not a firing of its own.
 	reenter *Probe
 
-	// left is the probe's count that begin's assembly leaf leaves for
-	// expired.
-	//
-	//lint:ignore U1000 written in cached_amd64.s
-	left int64
-
 	// Ext holds per-goroutine state for extensions (flowcheck's countdown).
 	// Each extension claims its words with NewGoroutineWord.
 	Ext [GoroutineWords]int64

@@ -9,7 +9,7 @@ import (
 
 // Extension state words: how many each probe and each goroutine offers.
 const (
-	ProbeWords     = 4
+	ProbeWords     = 8
 	GoroutineWords = 2
 )
 

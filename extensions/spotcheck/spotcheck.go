@@ -7,31 +7,28 @@ import (
 	"github.com/meterio/meter/meter"
 )
 
-// MaxInterval is the largest interval: the count shares its word with the
-// number of spot checks in flight.
-const MaxInterval = 1<<40 - 1
-
-const (
-	count   = 1<<40 - 1 // disabled firings since the last spot check
-	running = 1 << 40   // one spot check begun and not yet judged
-)
+// MaxInterval is the largest interval.
+const MaxInterval = 1 << 40
 
 // Spotcheck is the extension. Build it with New.
 type Spotcheck struct {
 	interval            int64
 	threshold, inherent int64 // ns: a spot check at or above both is hot
-	word                int
 }
 
 var (
 	_ meter.Spotter   = (*Spotcheck)(nil)
+	_ meter.Registrar = (*Spotcheck)(nil)
 	_ meter.Judge     = (*Spotcheck)(nil)
 	_ meter.Extension = (*Spotcheck)(nil)
 )
 
+// Each probe's words: the count of disabled firings to the next spot
+// check, which the engine decrements, and the spot checks begun and not
+// yet judged.
 var (
-	wordOnce sync.Once
-	word     int
+	wordsOnce      sync.Once
+	count, running int
 )
 
 // New returns the extension: every interval-th firing (clamped to
@@ -39,38 +36,43 @@ var (
 // and inherent ns reach threshold and inherent re-enables the probe. Pass
 // hotspot's thresholds.
 func New(interval, threshold, inherent int64) *Spotcheck {
-	wordOnce.Do(func() { word = meter.NewProbeWord() })
-	return &Spotcheck{interval: min(max(interval, 1), MaxInterval), threshold: threshold, inherent: inherent, word: word}
+	wordsOnce.Do(func() { count, running = meter.NewProbeWord(), meter.NewProbeWord() })
+	return &Spotcheck{interval: min(max(interval, 1), MaxInterval), threshold: threshold, inherent: inherent}
 }
 
-// Spot counts one firing of the disabled probe p and reports whether it is
-// to be metered.
-func (s *Spotcheck) Spot(p *meter.Probe) bool {
-	w := &p.Ext[s.word]
-	for {
-		v := w.Load()
-		n := v&count + 1
-		spot := n >= s.interval
-		next := v&^count | n
-		if spot {
-			next = v &^ count
-			if next < meter.Unlimited-running {
-				next += running
-			}
-		}
-		if w.CompareAndSwap(v, next) {
-			return spot
-		}
+// SpotWord implements meter.Spotter: the engine counts a disabled probe's
+// firings down on this word.
+func (s *Spotcheck) SpotWord() int { return count }
+
+// Registered implements meter.Registrar: a probe's count starts at the
+// interval.
+func (s *Spotcheck) Registered(p *meter.Probe) {
+	p.Ext[count].Store(s.interval)
+	p.Ext[running].Store(0)
+}
+
+// Spot implements meter.Spotter. The firing whose decrement took the count
+// to zero is a spot check and adds the interval back. Firings on other
+// goroutines that decrement before it has added it back read below zero:
+// they are counted, and one of them is a spot check only if it lands on a
+// further multiple of the interval, which keeps the count exact however
+// the decrements interleave.
+func (s *Spotcheck) Spot(p *meter.Probe, left int64) bool {
+	if -left%s.interval != 0 {
+		return false
 	}
+	p.Ext[count].Add(s.interval)
+	p.Ext[running].Add(1)
+	return true
 }
 
 // Ended judges a spot check of p: a hot one enables the probe again. Run it
 // before the other judges, so that it sees the probe as the spot check
 // found it. On any other metered firing it is one load.
 func (s *Spotcheck) Ended(p *meter.Probe, inclusive, inherent int64) {
-	w := &p.Ext[s.word]
-	for v := w.Load(); v >= running; v = w.Load() {
-		if w.CompareAndSwap(v, v-running) {
+	w := &p.Ext[running]
+	for v := w.Load(); v > 0; v = w.Load() {
+		if w.CompareAndSwap(v, v-1) {
 			if p.Disabled() != meter.Enabled && inclusive >= s.threshold && inherent >= s.inherent {
 				p.Enable()
 			}

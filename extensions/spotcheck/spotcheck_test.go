@@ -141,3 +141,36 @@ func TestAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per firing", n)
 	}
 }
+
+// twin has the shape meterinject generates: a metered firing calls the
+// function back, after Reenter, through its twin.
+func twin(p *meter.Probe, gate *atomic.Uint32) {
+	if gate.Load() != 0 {
+		if f := p.Begin(); f.Active() {
+			twinMetered(f, p, gate)
+			return
+		}
+	}
+	clk.Advance(1 * us)
+}
+
+func twinMetered(f meter.Firing, p *meter.Probe, gate *atomic.Uint32) {
+	defer f.End()
+	f.Reenter()
+	twin(p, gate)
+}
+
+// The twin's call back is not a firing of its own: spot checks stay every
+// N-th call of the function.
+func TestOneInNCallsThroughTheTwin(t *testing.T) {
+	wire(t, 5)
+	var gate atomic.Uint32
+	p := newProbe("twin", &gate)
+	p.Disable(meter.DisabledHotspot)
+	for range 50 {
+		twin(p, &gate)
+	}
+	if c := p.Count(); c != 10 {
+		t.Fatalf("%d spot checks in 50 calls, want 10", c)
+	}
+}
