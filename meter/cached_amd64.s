@@ -51,7 +51,7 @@ TEXT ·begin(SB), NOSPLIT, $0-40
 	JEQ slow
 	MOVQ ·quick+quickPath_mode(SB), SI
 	CMPQ SI, $1
-	JNE notgoroutine
+	JNE probecount
 	LOOKUP(slow)
 	CMPL Goroutine_trace(AX), $0
 	JNE slow
@@ -65,26 +65,35 @@ quiet:
 	MOVL AX, ret_depth+32(FP)
 	MOVB AX, ret_gated+36(FP)
 	RET
-notgoroutine:
-	TESTQ SI, SI
-	JEQ slow
+probecount:
+	CMPQ SI, $2
+	JNE both
 	LOOKUP(slow)
 	CMPL Goroutine_trace(AX), $0
 	JNE slow
-	MOVQ $1, CX
-	CMPQ SI, $2
-	JEQ probeword
+	MOVQ ·quick+quickPath_poff(SB), DI
+	MOVQ $-1, DX
+	LOCK
+	XADDQ DX, (BX)(DI*1)
+	DECQ DX
+	JGT quiet
+	JMP expired
+both:
+	CMPQ SI, $3
+	JNE slow
+	LOOKUP(slow)
+	CMPL Goroutine_trace(AX), $0
+	JNE slow
 	MOVQ ·quick+quickPath_goff(SB), DI
 	DECQ (AX)(DI*1)
-	SETGT CX // CX = 1 while the goroutine's count is above zero
-probeword:
+	SETGT CX // CL = 1 while the goroutine's count is above zero
 	MOVQ ·quick+quickPath_poff(SB), DI
 	MOVQ $-1, DX
 	LOCK
 	XADDQ DX, (BX)(DI*1)
 	DECQ DX
 	JLE expired
-	TESTQ CX, CX
+	TESTB CL, CL
 	JNE quiet
 expired:
 	MOVQ DX, scratch+8(FP)

@@ -377,7 +377,7 @@ func (g *Goroutine) endTrace() {
 // Active reports whether End has anything to do: the firing is metered, or
 // it is the first of its probe whose end must be noticed. Generated code
 // that tests it can skip the defer for every other firing.
-func (f Firing) Active() bool { return f.g != nil || f.p != nil }
+func (f Firing) Active() bool { return f.p != nil } // a metered firing has its probe too
 
 // InTrace reports whether g is inside a trace.
 func (g *Goroutine) InTrace() bool { return g.trace != 0 }

@@ -6,16 +6,27 @@
 # under valgrind is a varying number of instructions. So 'metered' here
 # includes two mono reads; 'metered-manual-clock' is the engine alone.
 #   scripts/callgrind.sh [N]
+#   BENCH=Chain scripts/callgrind.sh   the chain's cases against a disabled probe
+# CASES picks the cases; BIN runs a test binary already built from ./probe.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-400000}
 command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed (apt-get install valgrind)"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go test -c -o "$tmp/probe.test" ./probe
+bench=${BENCH:-Firing}
+if [ "$bench" = Chain ]; then
+  base=disabled
+  cases=${CASES:-outside-tracepoint outside-flowcheck outside-tracepoint+flowcheck+budget disabled-spotcheck}
+else
+  base=plain
+  cases=${CASES:-disabled twin-disabled metered metered-manual-clock clock-read}
+fi
+bin=${BIN:-$tmp/probe.test}
+[ -n "${BIN:-}" ] || go test -c -o "$bin" ./probe
 count() { # case iterations → total instructions
   METER_CLOCK=mono GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
-    "$tmp/probe.test" -test.run '^$' -test.bench "^BenchmarkFiring\$/^$1\$" -test.benchtime "${2}x" >/dev/null 2>&1
+    "$bin" -test.run '^$' -test.bench "^Benchmark$bench\$/^${1//+/\\+}\$" -test.benchtime "${2}x" >/dev/null 2>&1
   callgrind_annotate "$tmp/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1; exit}'
 }
 per() { # case → instructions per operation
@@ -23,10 +34,10 @@ per() { # case → instructions per operation
   a=$(count "$1" "$n"); b=$(count "$1" $((2 * n)))
   echo $(( (b - a) / n ))
 }
-plain=$(per plain)
-printf '%-12s %6s %s\n' case 'Ir/op' 'over plain'
-printf '%-12s %6d\n' plain "$plain"
-for c in ${CASES:-disabled twin-disabled metered metered-manual-clock clock-read}; do
+b0=$(per "$base")
+printf '%-36s %6s %s\n' case 'Ir/op' "over $base"
+printf '%-36s %6d\n' "$base" "$b0"
+for c in $cases; do
   v=$(per "$c")
-  printf '%-12s %6d %+d\n' "$c" "$v" $((v - plain))
+  printf '%-36s %6d %+d\n' "$c" "$v" $((v - b0))
 done
