@@ -9,19 +9,19 @@ package meter
 // sees the table's atomic loads.
 func cached() *Goroutine
 
-// begin is Begin. Its common cases, a firing outside a trace and one of a
-// disabled probe, are an assembly leaf that the inlined Begin calls
-// directly, with no Go frame on the way; the rest is beginSlow, spotted
-// and expired, which the leaf jumps to. The scratch word carries a count
-// to them: callers pass 0.
-func begin(p *Probe, scratch int64) Firing
+// begin is Begin. Its common cases (a firing outside a trace, one inside a
+// trace or in a chain with no gate, one of a disabled probe) are an
+// assembly leaf that the inlined Begin calls directly, with no Go frame
+// on the way; it jumps to beginSlow, measure, spotted and expired, passing
+// a count or the goroutine in the scratch words. Callers pass 0, 0.
+func begin(p *Probe, scratch, scratch2 int64) Firing
 
 // expired is begin's path, on amd64, for a firing outside a trace whose
 // countdown ran out: the assembly has counted down both words, and passes
 // the probe's count as left (the goroutine's is in its word).
 //
 //lint:ignore U1000 jumped to from cached_amd64.s
-func expired(p *Probe, left int64) Firing {
+func expired(p *Probe, left, _ int64) Firing {
 	g := current()
 	gl := int64(1)
 	if w := engine.gword; w >= 0 {

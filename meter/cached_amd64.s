@@ -30,20 +30,25 @@ nocache:
 	MOVQ $0, ret+0(FP)
 	RET
 
-// func begin(p *Probe, scratch int64) Firing
+// func begin(p *Probe, scratch, scratch2 int64) Firing
 //
 // Begin's common cases, in one leaf:
 //   - a firing of an enabled, ended probe, on a goroutine in its home slot
 //     and outside any trace, counts down the gate's words (quick.mode: 1
 //     the goroutine's, 2 the probe's, 3 both) and returns an unmetered
 //     Firing while every count stays above zero; when a count runs out it
-//     jumps to expired with the probe's count;
+//     jumps to expired(p, the probe's count);
+//   - the same firing inside a trace, or in a chain with no gate (mode 4),
+//     jumps to measure(p, g, false), unless it is the call back of a
+//     metered twin (p.reentered): that returns unmetered here;
 //   - a firing of a disabled probe counts down the spotter's word
-//     (quick.soff; none: returns) and jumps to spotted when it runs out.
-// Every other case jumps, having changed nothing, to beginSlow. The three
-// take begin's arguments, a count in the scratch word, and return its
+//     (quick.soff; none: returns) and jumps to spotted(p, the count) when
+//     it runs out.
+// Every other case jumps, having changed nothing, to beginSlow(p). Each
+// target's parameters fit begin's three words (the scratch words carry
+// the count or g; scratch2, 0, is measure's start) and it returns begin's
 // result, so the jumps are tail calls.
-TEXT ·begin(SB), NOSPLIT, $0-40
+TEXT ·begin(SB), NOSPLIT, $0-48
 	MOVQ p+0(FP), BX
 	CMPL Probe_disabled(BX), $0
 	JNE disabled
@@ -54,23 +59,23 @@ TEXT ·begin(SB), NOSPLIT, $0-40
 	JNE probecount
 	LOOKUP(slow)
 	CMPL Goroutine_trace(AX), $0
-	JNE slow
+	JNE traced
 	MOVQ ·quick+quickPath_goff(SB), DI
 	DECQ (AX)(DI*1)
 	JLE gexpired
 quiet:
 	XORL AX, AX
-	MOVQ AX, ret_g+16(FP)
-	MOVQ AX, ret_p+24(FP)
-	MOVL AX, ret_depth+32(FP)
-	MOVB AX, ret_gated+36(FP)
+	MOVQ AX, ret_g+24(FP)
+	MOVQ AX, ret_p+32(FP)
+	MOVL AX, ret_depth+40(FP)
+	MOVB AX, ret_gated+44(FP)
 	RET
 probecount:
 	CMPQ SI, $2
 	JNE both
 	LOOKUP(slow)
 	CMPL Goroutine_trace(AX), $0
-	JNE slow
+	JNE traced
 	MOVQ ·quick+quickPath_poff(SB), DI
 	MOVQ $-1, DX
 	LOCK
@@ -80,10 +85,10 @@ probecount:
 	JMP expired
 both:
 	CMPQ SI, $3
-	JNE slow
+	JNE ungated
 	LOOKUP(slow)
 	CMPL Goroutine_trace(AX), $0
-	JNE slow
+	JNE traced
 	MOVQ ·quick+quickPath_goff(SB), DI
 	DECQ (AX)(DI*1)
 	SETGT CX // CL = 1 while the goroutine's count is above zero
@@ -101,6 +106,20 @@ expired:
 gexpired:
 	MOVQ $1, scratch+8(FP)
 	JMP ·expired(SB)
+ungated:
+	CMPQ SI, $4
+	JNE slow
+	LOOKUP(slow)
+traced:
+	MOVQ Probe_id(BX), CX
+	INCQ CX // p.key()
+	CMPQ Goroutine_reenter(AX), CX
+	JEQ reentered
+	MOVQ AX, scratch+8(FP) // measure's g; scratch2 is its start, false
+	JMP ·measure(SB)
+reentered:
+	MOVQ $0, Goroutine_reenter(AX)
+	JMP quiet
 slow:
 	JMP ·beginSlow(SB)
 disabled:

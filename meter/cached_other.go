@@ -15,4 +15,4 @@ func cached() *Goroutine {
 }
 
 // begin is Begin: all of it in Go here (under -race, and off amd64).
-func begin(p *Probe, _ int64) Firing { return beginSlow(p, 0) }
+func begin(p *Probe, _, _ int64) Firing { return beginSlow(p, 0, 0) }

@@ -191,6 +191,8 @@ func Configure(c Chain) {
 			quick.mode = 2
 		case bothCountdowns:
 			quick.mode = 3
+		case ungated:
+			quick.mode = 4
 		}
 		quick.goff = unsafe.Offsetof(Goroutine{}.Ext) + uintptr(max(engine.gword, 0)&(GoroutineWords-1))*8
 		quick.poff = probeWord(engine.pword)
@@ -220,8 +222,8 @@ func Configure(c Chain) {
 }
 
 // quick is what begin's assembly leaf reads: which countdowns a firing
-// outside a trace runs (bit 0 the goroutine's, bit 1 the probe's; 0 when
-// the leaf must leave every firing to beginSlow), and the byte offsets of
+// outside a trace runs (bit 0 the goroutine's, bit 1 the probe's; 4 when
+// there is no gate; 0 when the leaf must leave every firing to beginSlow), and the byte offsets of
 // their words in Goroutine and Probe, and of the spotter's.
 var quick quickPath
 

@@ -32,7 +32,7 @@ var (
 // no interface call until a countdown runs out. Begin never allocates once
 // the goroutine's stack has reached its depth, and takes no lock after a
 // goroutine's first firing.
-func (p *Probe) Begin() Firing { return begin(p, 0) }
+func (p *Probe) Begin() Firing { return begin(p, 0, 0) }
 
 // beginSlow is Begin in Go: all of it where the assembly leaf is not built,
 // and every case but the common one where it is.
@@ -40,7 +40,7 @@ func (p *Probe) Begin() Firing { return begin(p, 0) }
 // The second argument is begin's scratch word, unused here.
 //
 //lint:ignore U1000 jumped to from cached_amd64.s
-func beginSlow(p *Probe, _ int64) Firing {
+func beginSlow(p *Probe, _, _ int64) Firing {
 	if p.disabled.Load() != 0 || !engine.on {
 		return spot(p)
 	}
@@ -52,7 +52,7 @@ func beginSlow(p *Probe, _ int64) Firing {
 	}
 	g.acquire()
 	if g.trace != 0 || engine.gating == ungated {
-		return p.begin(g, false)
+		return measure(p, g, false)
 	}
 	if !p.ended.Load() {
 		if p.reentered(g) { // the twin's call of a first firing
@@ -116,13 +116,14 @@ func (p *Probe) offer(g *Goroutine, gl, pl int64) Firing {
 		g.release()
 		return Firing{}
 	}
-	return p.begin(g, true)
+	return measure(p, g, true)
 }
 
-// begin meters a firing on g, which the caller has acquired: inside a
+// measure meters a firing of p on g, which the caller has acquired: inside a
 // trace, subject to the trace maximum; start says it starts one. Budget
-// decides last.
-func (p *Probe) begin(g *Goroutine, start bool) Firing {
+// decides last. begin's assembly jumps here with its own three words as
+// the parameters: keep them (p, g, start), in that order.
+func measure(p *Probe, g *Goroutine, start bool) Firing {
 	if p.reentered(g) {
 		return Firing{}
 	}
@@ -164,7 +165,7 @@ func spot(p *Probe) Firing {
 		return Firing{}
 	}
 	if left := p.Ext[engine.sword].Add(-1); left <= 0 {
-		return spotted(p, left)
+		return spotted(p, left, 0)
 	}
 	return Firing{}
 }
@@ -175,7 +176,7 @@ func spot(p *Probe) Firing {
 // firing: it draws on its nearest metered ancestor's pool, as DESIGN.md's
 // budget rules have every nested firing do, and counts towards the trace
 // maximum.
-func spotted(p *Probe, left int64) Firing {
+func spotted(p *Probe, left, _ int64) Firing {
 	if !engine.spotter.Spot(p, left) {
 		return Firing{}
 	}
@@ -208,7 +209,7 @@ func spotted(p *Probe, left int64) Firing {
 // function (see internal/inject): the next Begin of f's probe on this
 // goroutine is not a firing of its own and returns an inactive Firing, so
 // the call is measured once, by f. After a metered firing, the next Begin
-// of its probe on this goroutine reaches begin (a gated firing is inside a
+// of its probe on this goroutine reaches measure (a gated firing is inside a
 // trace, or the chain has no gate); after a spot check, it reaches spotted
 // only if it is due a spot check itself, and otherwise returns inactive
 // anyway; after an unmetered first firing (its probe has not ended yet),
@@ -216,18 +217,16 @@ func spotted(p *Probe, left int64) Firing {
 // Reenter that no Begin used (the probe was switched off in between). On
 // an inactive f it does nothing.
 func (f Firing) Reenter() {
-	if f.gated {
-		g := f.g
-		g.acquire()
-		g.reenter = f.p
-		g.release()
+	if f.gated && !raceEnabled { // under -race, g's hand-over is in reenterRare
+		f.g.reenter = f.p.id + 1 // f.p.key(), spelled out for the inliner
 		return
 	}
 	f.reenterRare()
 }
 
 // reenterRare is Reenter of a probe's unmetered first firing (g nil), of
-// an inactive one (p nil too), or of a spot check. The twin's call back of
+// an inactive one (p nil too), of a spot check, and under -race of every
+// firing. The twin's call back of
 // a spot check will count the spotter's word down once more, as a firing
 // of the disabled probe, so this gives that count back: spot checks stay
 // every N-th call of the function.
@@ -242,11 +241,11 @@ func (f Firing) reenterRare() {
 		if g = current(); g == nil {
 			return
 		}
-	} else if engine.spotter != nil && engine.on {
+	} else if !f.gated && engine.spotter != nil && engine.on {
 		p.Ext[engine.sword].Add(1)
 	}
 	g.acquire()
-	g.reenter = p
+	g.reenter = p.key()
 	g.release()
 }
 
@@ -260,20 +259,24 @@ func (p *Probe) firstEnded() {
 	}
 	if g := current(); g != nil {
 		g.acquire()
-		if g.reenter == p {
-			g.reenter = nil
+		if g.reenter == p.key() {
+			g.reenter = 0
 		}
 		g.release()
 	}
 }
 
+// key names p in Goroutine.reenter: not a pointer, so that storing it
+// needs no write barrier and the assembly may clear it.
+func (p *Probe) key() int { return p.id + 1 }
+
 // reentered reports whether this Begin of p is the call a twin readied
 // with Reenter, and forgets it; on true it has released g.
 func (p *Probe) reentered(g *Goroutine) bool {
-	if g.reenter != p {
+	if g.reenter != p.key() {
 		return false
 	}
-	g.reenter = nil
+	g.reenter = 0
 	g.release()
 	return true
 }
@@ -337,7 +340,7 @@ func (f Firing) End() {
 		}
 	}
 	g.depth = d // frames above d lost their End (a manual Begin without defer): dropped
-	g.reenter = nil
+	g.reenter = 0
 	p := fr.probe
 	p.record(incl, inh)
 	if !p.ended.Load() {

@@ -22,7 +22,7 @@ type Goroutine struct {
 
 	// reenter is the probe whose metered twin is calling its function
 	// again (Firing.Reenter); that call's Begin is not a firing of its own.
-	reenter *Probe
+	reenter int // its Probe.key; 0 for none
 
 	// Ext holds per-goroutine state for extensions (flowcheck's countdown).
 	// Each extension claims its words with NewGoroutineWord.

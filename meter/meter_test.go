@@ -421,7 +421,7 @@ func TestTwinCallsBackOnce(t *testing.T) {
 	if got.Count != 2 || got.Total != 9_000 || got.InherentTotal != 7_000 {
 		t.Fatalf("got %+v, want 2 firings, 9 µs inclusive, 7 µs inherent", got)
 	}
-	if g := current(); g.Depth() != 0 || g.reenter != nil {
+	if g := current(); g.Depth() != 0 || g.reenter != 0 {
 		t.Fatalf("depth %d, reenter %v after the calls", g.Depth(), g.reenter)
 	}
 }
@@ -456,7 +456,7 @@ func TestTwinOfAFirstFiring(t *testing.T) {
 	f := newFixture(t, "first")
 	ran := 0
 	f.twin(0, func() { ran++ })
-	if ran != 1 || asked != 0 || !f.probes[0].ended.Load() || current().reenter != nil {
+	if ran != 1 || asked != 0 || !f.probes[0].ended.Load() || current().reenter != 0 {
 		t.Fatalf("first firing: body ran %d times, gate asked %d times, ended %v, reenter %v",
 			ran, asked, f.probes[0].ended.Load(), current().reenter)
 	}
