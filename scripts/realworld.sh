@@ -2,9 +2,11 @@
 # Real modules, fetched by version from the Go module proxy, instrumented by
 # meterinject and run with their own test suites:
 #   1. the suite runs plain;
-#   2. instrumented through -overlay, it runs twice, unchanged: at default
-#      properties and with METER_HOTSPOT_ENABLED=false (every firing
-#      metered); every test that passed plain must pass;
+#   2. instrumented through -overlay, it runs three times, unchanged: at
+#      default properties, with METER_HOTSPOT_ENABLED=false (every firing
+#      metered), and with the whole chain at small rates (tracepoint,
+#      flowcheck, budget and spotcheck on, so traces start, end and are
+#      spot-checked often); every test that passed plain must pass;
 #   3. a copy instrumented in place, then -remove, is byte for byte the
 #      module again (diff -r).
 # REALWORLD_MODULES overrides the list; REALWORLD_WORK keeps the work dir.
@@ -48,8 +50,10 @@ for mv in $MODULES; do
 	"$WORK/meterinject" -overlay "$WORK/$name/overlay.json" -cache "$WORK/$name/cache" -runtime "$ROOT" ./...
 	end=$(date +%s.%N)
 	echo "   instrumented in $(echo "$end - $start" | bc) s"
-	for props in "" "METER_HOTSPOT_ENABLED=false"; do
+	chain="METER_TRACEPOINT_ENABLED=true METER_TRACEPOINT_SAMPLE=7 METER_FLOWCHECK_ENABLED=true METER_FLOWCHECK_LOWER=3 METER_FLOWCHECK_UPPER=20 METER_BUDGET_ENABLED=true METER_SPOTCHECK_ENABLED=true METER_SPOTCHECK_INTERVAL=5 METER_HOTSPOT_INITIAL=20"
+	for props in "" "METER_HOTSPOT_ENABLED=false" "$chain"; do
 		label=${props:-default}
+		[ "$props" = "$chain" ] && label="whole chain"
 		env $props $GO test -count=1 -json -overlay "$WORK/$name/overlay.json" ./... > "$WORK/$name/inst.json" 2>&1 || true
 		"$WORK/passed" < "$WORK/$name/inst.json" > "$WORK/$name/inst.pass"
 		missing=$(comm -23 "$WORK/$name/plain.pass" "$WORK/$name/inst.pass")
