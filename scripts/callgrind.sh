@@ -7,7 +7,8 @@
 # includes two mono reads; 'metered-manual-clock' is the engine alone.
 #   scripts/callgrind.sh [N]
 #   BENCH=Chain scripts/callgrind.sh   the chain's cases against a disabled probe
-# CASES picks the cases; BIN runs a test binary already built from ./probe.
+# CASES picks the cases and BASE the baseline (BASE=defer/disabled with the
+# defer/ cases); BIN runs a test binary already built from ./probe.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-400000}
@@ -16,10 +17,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 bench=${BENCH:-Firing}
 if [ "$bench" = Chain ]; then
-  base=disabled
+  base=${BASE:-disabled}
   cases=${CASES:-outside-tracepoint outside-flowcheck outside-tracepoint+flowcheck+budget disabled-spotcheck}
 else
-  base=plain
+  base=${BASE:-plain}
   cases=${CASES:-disabled twin-disabled metered metered-manual-clock clock-read}
 fi
 bin=${BIN:-$tmp/probe.test}
