@@ -69,13 +69,16 @@ type Reenabler interface {
 // (spotcheck). Like a per-probe Countdown, its common answer is a count the
 // engine runs itself: for every firing of a disabled probe the engine
 // decrements the probe's word SpotWord atomically, and calls Spot, with the
-// value its own decrement produced, only when that is zero or below. A
-// Spotter that is a Registrar sets up each probe's word. It sees a disabled
-// probe's firings only when the chain keeps gate words set
-// (Chain.KeepGates).
+// value its own decrement produced, only when that is zero or below. Spot
+// reports whether that firing is due a spot check; meter says whether the
+// engine will meter it if it is (it will not when the firing's trace is
+// full or its ancestor's pool is empty), so that the spotter waits only
+// for spot checks that happen. A Spotter that is a Registrar sets up each
+// probe's word. It sees a disabled probe's firings only when the chain
+// keeps gate words set (Chain.KeepGates).
 type Spotter interface {
 	SpotWord() int
-	Spot(p *Probe, left int64) bool
+	Spot(p *Probe, left int64, meter bool) bool
 }
 
 // Labeler labels a row of the model (hotspot labels hot probes).

@@ -32,6 +32,22 @@
 // of a g from a dead goroutine to a new one; without -race those calls are
 // empty.
 //
+// # Begin on amd64
+//
+// Begin is inlined into the instrumented function and calls begin, an
+// assembly leaf (cached_amd64.s) that the generated code reaches with no Go
+// frame in between. The leaf does the common cases whole: a firing outside
+// a trace counts down the gate words (Countdown) and returns; a disabled
+// probe's firing counts down the spotter's word (Spotter) and returns; the
+// twin's call back returns. Everything else, including every firing that
+// is metered, it hands on by a tail jump to a Go function with begin's
+// frame (measure, expired, spotted, beginSlow), so the Go code decides
+// exactly as it does where the leaf is not built: under -race, and on
+// other architectures. The leaf reads struct fields through go_asm.h's
+// offsets and the chain's word offsets from one table that Configure
+// fills. make unit runs the engine's and the extensions' tests once more
+// without -race, so that they go through the leaf.
+//
 // # Statistics and snapshots
 //
 // Each probe keeps count, inclusive total, inherent total, min and max in two

@@ -176,29 +176,34 @@ func spot(p *Probe) Firing {
 // firing: it draws on its nearest metered ancestor's pool, as DESIGN.md's
 // budget rules have every nested firing do, and counts towards the trace
 // maximum.
+//
+// The spotter sees every such firing, so that its count stays exact, and
+// is told whether a firing due a spot check will be metered: not when it
+// is the twin's call back, when its trace is full, or when its ancestor's
+// pool is empty.
 func spotted(p *Probe, left, _ int64) Firing {
-	if !engine.spotter.Spot(p, left) {
-		return Firing{}
-	}
 	g := current()
 	if g == nil {
+		engine.spotter.Spot(p, left, false)
 		return Firing{}
 	}
 	g.acquire()
 	if p.reentered(g) {
+		engine.spotter.Spot(p, left, false)
 		return Firing{}
 	}
-	if g.trace != 0 && g.traced >= engine.traceMax {
-		g.truncated = true
-		g.release()
-		return Firing{}
-	}
+	full := g.trace != 0 && g.traced >= engine.traceMax
 	pool := int64(Unlimited)
 	if g.depth > 0 {
-		if pool = g.frames[g.depth-1].pool; pool < 1 {
-			g.release()
-			return Firing{}
+		pool = g.frames[g.depth-1].pool
+	}
+	meter := !full && pool >= 1
+	if !engine.spotter.Spot(p, left, meter) || !meter {
+		if full {
+			g.truncated = true
 		}
+		g.release()
+		return Firing{}
 	}
 	f := g.push(p, pool)
 	f.gated = false

@@ -339,6 +339,31 @@ func TestSpotcheckWithinBudget(t *testing.T) {
 	}
 }
 
+// A spot check that the engine does not meter (its ancestor's pool is
+// empty) is not waited for: a firing that began before its probe was
+// disabled, and ends hot, is not judged in its place.
+func TestSkippedSpotCheckIsNotJudged(t *testing.T) {
+	clk = clock.UseManual()
+	b := budget.New(10, us)
+	s := spotcheck.New(1, 10*us, 2*us)
+	configure(t, meter.Chain{Enabled: true, Allowance: b, Spotter: s, KeepGates: true,
+		Judges: []meter.Judge{s, b}})
+	root, p := newProbe("root"), newProbe("p")
+	fire(root, 10*us, nil) // A = 1: its pool is empty once it is metered
+	fire(p, 20*us, nil)    // A = 2
+	long := p.Begin()      // metered while p is enabled
+	p.m.Disable(meter.DisabledHotspot)
+	fire(root, 0, func() { fire(p, 0, nil) }) // due a spot check, not metered: the pool is empty
+	if p.m.Count() != 1 {
+		t.Fatalf("%d firings of p metered, want 1", p.m.Count())
+	}
+	clk.Advance(50 * us)
+	long.End() // hot, but not a spot check
+	if p.m.Disabled() != meter.DisabledHotspot {
+		t.Fatalf("the skipped spot check's place was taken: p re-enabled")
+	}
+}
+
 func TestSpotcheckTraceMax(t *testing.T) {
 	tp := tracepoint.New(1, regexp.MustCompile(`\.root#`))
 	s := spotcheck.New(1, 10*us, 2*us)

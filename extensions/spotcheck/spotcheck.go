@@ -52,17 +52,20 @@ func (s *Spotcheck) Registered(p *meter.Probe) {
 }
 
 // Spot implements meter.Spotter. The firing whose decrement took the count
-// to zero is a spot check and adds the interval back. Firings on other
+// to zero is due a spot check and adds the interval back. Firings on other
 // goroutines that decrement before it has added it back read below zero:
-// they are counted, and one of them is a spot check only if it lands on a
-// further multiple of the interval, which keeps the count exact however
-// the decrements interleave.
-func (s *Spotcheck) Spot(p *meter.Probe, left int64) bool {
+// they are counted, and one of them is due only if it lands on a further
+// multiple of the interval, which keeps the count exact however the
+// decrements interleave. A due firing that the engine will not meter
+// (meter false) is not waited for: Ended judges spot checks that happened.
+func (s *Spotcheck) Spot(p *meter.Probe, left int64, meter bool) bool {
 	if -left%s.interval != 0 {
 		return false
 	}
 	p.Ext[count].Add(s.interval)
-	p.Ext[running].Add(1)
+	if meter {
+		p.Ext[running].Add(1)
+	}
 	return true
 }
 
