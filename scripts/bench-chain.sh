@@ -6,6 +6,8 @@
 # the runs, then benchstat of the raw times. Pinned to one CPU, at real-time
 # priority where the user may (root).
 #   scripts/bench-chain.sh [runs]      (BIN: a test binary built from ./probe)
+#   SHAPE=defer scripts/bench-chain.sh     the conditional-defer shape
+#   SHAPE=parallel scripts/bench-chain.sh  every CPU firing one probe, unpinned
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-20}
@@ -17,14 +19,15 @@ bin=${BIN:-$tmp/probe.test}
 [ -n "${BIN:-}" ] || go test -c -o "$bin" ./probe
 run=()
 if [ "$(id -u)" = 0 ] && command -v chrt >/dev/null; then run+=(chrt -f 80); fi
-if command -v taskset >/dev/null; then run+=(taskset -c "$(($(nproc) - 1))"); fi
+shape=${SHAPE:+$SHAPE/}
+if command -v taskset >/dev/null && [ "$shape" != parallel/ ]; then run+=(taskset -c "$(($(nproc) - 1))"); fi
 for i in $(seq "$runs"); do
   "${run[@]}" "$bin" -test.run '^$' -test.benchtime 2000000x \
-    -test.bench '^BenchmarkChain$/^(disabled|outside-tracepoint|outside-flowcheck|outside-tracepoint\+flowcheck\+budget|disabled-spotcheck)$' |
+    -test.bench "^BenchmarkChain\$/${shape:+^${shape%/}\$/}^(disabled|outside-tracepoint|outside-flowcheck|outside-tracepoint\\+flowcheck\\+budget|disabled-spotcheck)\$" |
     grep '^Bench' | sed "s/^/$i /"
 done >"$tmp/runs.txt"
 awk 'function sort(a, k,   i, j, v) { for (i = 2; i <= k; i++) { v = a[i]; for (j = i - 1; j > 0 && a[j] > v; j--) a[j + 1] = a[j]; a[j + 1] = v } }
-  { run = $1; name = $2; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkChain\//, "", name); t[run, name] = $4; names[name] = 1 }
+  { run = $1; name = $2; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkChain\/([a-z]+\/)?/, "", name); t[run, name] = $4; names[name] = 1 }
   END {
     for (n in names) if (n != "disabled") {
       k = 0
