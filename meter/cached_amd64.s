@@ -21,6 +21,22 @@
 	JNE miss; \
 	MOVQ gentry_val(AX), AX
 
+// OUTSIDE(miss, traced) is LOOKUP, then a jump to traced when the
+// goroutine is inside a trace.
+#define OUTSIDE(miss, traced) \
+	LOOKUP(miss); \
+	CMPL Goroutine_trace(AX), $0; \
+	JNE traced
+
+// COUNT(off) decrements the probe word at byte offset off of the Probe in
+// BX, atomically, and leaves the new value in DX and its sign in the flags.
+#define COUNT(off) \
+	MOVQ off, DI; \
+	MOVQ $-1, DX; \
+	LOCK; \
+	XADDQ DX, (BX)(DI*1); \
+	DECQ DX
+
 // func cached() *Goroutine
 TEXT ·cached(SB), NOSPLIT, $0-8
 	LOOKUP(nocache)
@@ -57,9 +73,7 @@ TEXT ·begin(SB), NOSPLIT, $0-48
 	MOVQ ·quick+quickPath_mode(SB), SI
 	CMPQ SI, $1
 	JNE probecount
-	LOOKUP(slow)
-	CMPL Goroutine_trace(AX), $0
-	JNE traced
+	OUTSIDE(slow, traced)
 	MOVQ ·quick+quickPath_goff(SB), DI
 	DECQ (AX)(DI*1)
 	JLE gexpired
@@ -73,30 +87,18 @@ quiet:
 probecount:
 	CMPQ SI, $2
 	JNE both
-	LOOKUP(slow)
-	CMPL Goroutine_trace(AX), $0
-	JNE traced
-	MOVQ ·quick+quickPath_poff(SB), DI
-	MOVQ $-1, DX
-	LOCK
-	XADDQ DX, (BX)(DI*1)
-	DECQ DX
+	OUTSIDE(slow, traced)
+	COUNT(·quick+quickPath_poff(SB))
 	JGT quiet
 	JMP expired
 both:
 	CMPQ SI, $3
 	JNE ungated
-	LOOKUP(slow)
-	CMPL Goroutine_trace(AX), $0
-	JNE traced
+	OUTSIDE(slow, traced)
 	MOVQ ·quick+quickPath_goff(SB), DI
 	DECQ (AX)(DI*1)
 	SETGT CX // CL = 1 while the goroutine's count is above zero
-	MOVQ ·quick+quickPath_poff(SB), DI
-	MOVQ $-1, DX
-	LOCK
-	XADDQ DX, (BX)(DI*1)
-	DECQ DX
+	COUNT(·quick+quickPath_poff(SB))
 	JLE expired
 	TESTB CL, CL
 	JNE quiet
@@ -123,13 +125,9 @@ reentered:
 slow:
 	JMP ·beginSlow(SB)
 disabled:
-	MOVQ ·quick+quickPath_soff(SB), DI
-	TESTQ DI, DI
+	CMPQ ·quick+quickPath_soff(SB), $0
 	JEQ quiet
-	MOVQ $-1, DX
-	LOCK
-	XADDQ DX, (BX)(DI*1)
-	DECQ DX
+	COUNT(·quick+quickPath_soff(SB))
 	JGT quiet
 	MOVQ DX, scratch+8(FP)
 	JMP ·spotted(SB)

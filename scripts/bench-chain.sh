@@ -11,16 +11,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-20}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-command -v benchstat >/dev/null || go install golang.org/x/perf/cmd/benchstat@latest
-PATH=$PATH:$(go env GOPATH)/bin
-bin=${BIN:-$tmp/probe.test}
-[ -n "${BIN:-}" ] || go test -c -o "$bin" ./probe
-run=()
-if [ "$(id -u)" = 0 ] && command -v chrt >/dev/null; then run+=(chrt -f 80); fi
 shape=${SHAPE:+$SHAPE/}
-if command -v taskset >/dev/null && [ "$shape" != parallel/ ]; then run+=(taskset -c "$(($(nproc) - 1))"); fi
+[ "$shape" != parallel/ ] || PIN=0
+. scripts/bench-env.sh
 for i in $(seq "$runs"); do
   "${run[@]}" "$bin" -test.run '^$' -test.benchtime 2000000x \
     -test.bench "^BenchmarkChain\$/${shape:+^${shape%/}\$/}^(disabled|outside-tracepoint|outside-flowcheck|outside-tracepoint\\+flowcheck\\+budget|disabled-spotcheck)\$" |

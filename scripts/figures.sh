@@ -28,6 +28,7 @@ MI="$WORK/meterinject"
 
 cd "$ROOT"
 $GO build -o "$MI" ./cmd/meterinject
+$GO build -o "$WORK/irnop" ./scripts/irnop
 cd "$ROOT/example"
 $GO mod download
 GM=$($GO list -m -f '{{.Dir}}' github.com/yuin/goldmark)
@@ -117,19 +118,22 @@ done
 
 # Callgrind instructions per op after warm-up. GOMAXPROCS=1 and GOGC=off
 # keep idle-P spinning and GC pacing out of the counts, which then repeat.
-irs() { # bin n env...
+# irnop also counts the NOPs among them: the assembler's jump-alignment
+# padding, which moves with any change to the binary (scripts/irnop).
+irs() { # bin n env... → "total nops"
 	local bin=$1 n=$2; shift 2
-	env "$@" GOMAXPROCS=1 GOGC=off GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.out" \
+	env "$@" GOMAXPROCS=1 GOGC=off GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --dump-instr=yes \
+		--callgrind-out-file="$WORK/cg.out" \
 		"$WORK/$bin.test" -test.run '^$' -test.bench Render -test.benchtime "${n}x" > /dev/null 2> "$WORK/cg.err"
-	grep -E '^(summary|totals):' "$WORK/cg.out" | head -1 | awk '{print $2}'
+	"$WORK/irnop" "$WORK/$bin.test" "$WORK/cg.out" | awk '{print $2, $4}'
 }
 : > "$WORK/callgrind.txt"
 for v in "${VARIANTS[@]}" "${CG_EXTRA[@]}"; do
 	set -- $v
 	name=$1 bin=$2; shift 2
-	a=$(irs "$bin" "$N1" "$@")
-	b=$(irs "$bin" "$N2" "$@")
-	echo "$name $(( (b - a) / (N2 - N1) ))" >> "$WORK/callgrind.txt"
+	read -r a an <<< "$(irs "$bin" "$N1" "$@")"
+	read -r b bn <<< "$(irs "$bin" "$N2" "$@")"
+	echo "$name $(( (b - a) / (N2 - N1) )) $(( ((b - bn) - (a - an)) / (N2 - N1) ))" >> "$WORK/callgrind.txt"
 done
 
 {
@@ -152,11 +156,12 @@ done
 	echo
 	echo "Callgrind, instructions per op (one Convert of _data.md), after $N1 ops of warm-up:"
 	echo
-	echo "| variant | instructions/op | vs plain |"
-	echo "| --- | ---: | ---: |"
-	base=$(awk '$1 == "plain" {print $2}' "$WORK/callgrind.txt")
-	while read -r name ir; do
-		echo "| $name | $ir | $(echo "scale=2; 100 * ($ir - $base) / $base" | bc)% |"
+	echo "| variant | instructions/op | vs plain | without NOPs | vs plain |"
+	echo "| --- | ---: | ---: | ---: | ---: |"
+	read -r base nbase <<< "$(awk '$1 == "plain" {print $2, $3}' "$WORK/callgrind.txt")"
+	while read -r name ir nir; do
+		echo "| $name | $ir | $(echo "scale=2; 100 * ($ir - $base) / $base" | bc)% |" \
+			"$nir | $(echo "scale=2; 100 * ($nir - $nbase) / $nbase" | bc)% |"
 	done < "$WORK/callgrind.txt"
 	echo
 	echo "Wall time (benchstat, $COUNT interleaved runs of 1 s each, after $WARM renders of warm-up in each process):"
