@@ -225,9 +225,10 @@ func Configure(c Chain) {
 }
 
 // quick is what begin's assembly leaf reads: which countdowns a firing
-// outside a trace runs (bit 0 the goroutine's, bit 1 the probe's; 4 when
-// there is no gate; 0 when the leaf must leave every firing to beginSlow), and the byte offsets of
-// their words in Goroutine and Probe, and of the spotter's.
+// outside a trace runs (mode 1 the goroutine's, 2 the probe's, 3 both;
+// 4 none, the chain has no gate; 0 when the leaf must leave every firing
+// to beginSlow), and the byte offsets of their words in Goroutine and
+// Probe, and of the spotter's.
 var quick quickPath
 
 type quickPath struct {

@@ -37,7 +37,7 @@ func (p *Probe) Begin() Firing { return begin(p, 0, 0) }
 // beginSlow is Begin in Go: all of it where the assembly leaf is not built,
 // and every case but the common one where it is.
 //
-// The second argument is begin's scratch word, unused here.
+// The other two parameters are begin's scratch words, unused here.
 //
 //lint:ignore U1000 jumped to from cached_amd64.s
 func beginSlow(p *Probe, _, _ int64) Firing {
