@@ -5,8 +5,10 @@
 #   2. instrumented through -overlay, it runs three times, unchanged: at
 #      default properties, with METER_HOTSPOT_ENABLED=false (every firing
 #      metered), and with the whole chain at small rates (tracepoint,
-#      flowcheck, budget and spotcheck on, so traces start, end and are
-#      spot-checked often); every test that passed plain must pass;
+#      flowcheck, budget and spotcheck on, rates chosen so that traces and
+#      spot checks would be frequent; this run checks only that no test is
+#      lost, not how often they happened); every test that passed plain
+#      must pass;
 #   3. a copy instrumented in place, then -remove, is byte for byte the
 #      module again (diff -r).
 # REALWORLD_MODULES overrides the list; REALWORLD_WORK keeps the work dir.
