@@ -2,6 +2,7 @@ package meter
 
 import (
 	"math"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -38,6 +39,22 @@ type Countdown interface {
 	// Expired is called when an offered firing's decrement left the word
 	// at left ≤ 0, and reports whether that firing starts a trace.
 	Expired(g *Goroutine, p *Probe, left int64) bool
+}
+
+// Due is the common answer of a per-probe count that the engine runs down
+// (a per-probe Countdown, the Spotter) and that comes due every n firings:
+// given the value left that a firing's own decrement of w produced, zero or
+// below, it reports whether that firing is the due one, and if so adds n
+// back. The firing that takes the count to zero is due. Firings on other
+// goroutines that decrement before it adds n back read below zero: they
+// are counted, and one is due only if it lands on a further multiple of n,
+// so exactly one firing in n is due however the decrements interleave.
+func Due(w *atomic.Int64, left, n int64) bool {
+	if -left%n != 0 {
+		return false
+	}
+	w.Add(n)
+	return true
 }
 
 // Registrar is a Gate that sets up each probe's words: Configure calls

@@ -51,19 +51,15 @@ func (s *Spotcheck) Registered(p *meter.Probe) {
 	p.Ext[running].Store(0)
 }
 
-// Spot implements meter.Spotter. The firing whose decrement took the count
-// to zero is due a spot check and adds the interval back. Firings on other
-// goroutines that decrement before it has added it back read below zero:
-// they are counted, and one of them is due only if it lands on a further
-// multiple of the interval, which keeps the count exact however the
-// decrements interleave. A due firing that the engine will not meter
-// (meter false) is not waited for: Ended judges spot checks that happened.
-func (s *Spotcheck) Spot(p *meter.Probe, left int64, meter bool) bool {
-	if -left%s.interval != 0 {
+// Spot implements meter.Spotter: the firing that is due by meter.Due
+// (exactly one in the interval, across goroutines) is a spot check. A due
+// firing that the engine will not meter (metered false) is not waited for:
+// Ended judges spot checks that happened.
+func (s *Spotcheck) Spot(p *meter.Probe, left int64, metered bool) bool {
+	if !meter.Due(&p.Ext[count], left, s.interval) {
 		return false
 	}
-	p.Ext[count].Add(s.interval)
-	if meter {
+	if metered {
 		p.Ext[running].Add(1)
 	}
 	return true

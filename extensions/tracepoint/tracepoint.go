@@ -56,18 +56,11 @@ func (t *Tracepoint) Registered(p *meter.Probe) {
 // atomically, for every firing of p offered outside a trace.
 func (t *Tracepoint) Countdown() (word int, perProbe bool) { return t.word, true }
 
-// Expired implements meter.Countdown. The firing whose decrement took the
-// count to zero starts a trace and adds the sample rate back. Firings on
-// other goroutines that decrement before it has added it back read below
-// zero: they are counted, and one of them starts a trace only if it lands
-// on a further multiple of the sample rate, which keeps the count exact
-// however the decrements interleave.
+// Expired implements meter.Countdown: the firing that is due by
+// meter.Due (exactly one in the sample rate, across goroutines) starts a
+// trace.
 func (t *Tracepoint) Expired(g *meter.Goroutine, p *meter.Probe, left int64) bool {
-	if -left%t.sample != 0 {
-		return false
-	}
-	p.Ext[t.word].Add(t.sample)
-	return true
+	return meter.Due(&p.Ext[t.word], left, t.sample)
 }
 
 // Start implements meter.Gate for a chain that asks it directly: the
