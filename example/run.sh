@@ -16,7 +16,7 @@ mkdir -p "$WORK"
 export GOWORK=off
 
 cd "$ROOT"
-$GO build -o "$WORK/meterinject" ./cmd/meterinject
+(cd cmd/meterinject && $GO build -o "$WORK/meterinject" .)
 cd "$ROOT/example"
 $GO mod download
 "$WORK/meterinject" -overlay "$WORK/overlay.json" -cache "$WORK/cache" -runtime "$ROOT" \

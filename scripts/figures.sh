@@ -27,7 +27,7 @@ export GOWORK=off
 MI="$WORK/meterinject"
 
 cd "$ROOT"
-$GO build -o "$MI" ./cmd/meterinject
+(cd cmd/meterinject && $GO build -o "$MI" .)
 $GO build -o "$WORK/irnop" ./scripts/irnop
 cd "$ROOT/example"
 $GO mod download

@@ -28,7 +28,7 @@ export GOWORK=off
 export GOLDMARK_TEST_TIMEOUT_MULTIPLIER=${GOLDMARK_TEST_TIMEOUT_MULTIPLIER:-20}
 
 cd "$ROOT"
-$GO build -o "$WORK/meterinject" ./cmd/meterinject
+(cd cmd/meterinject && $GO build -o "$WORK/meterinject" .)
 $GO build -o "$WORK/passed" ./scripts/passed
 
 fail=0

@@ -18,7 +18,7 @@ ARGS=${ARGS:-}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-(cd "$ROOT" && $GO build -o "$WORK/meterinject" ./cmd/meterinject)
+(cd "$ROOT/cmd/meterinject" && $GO build -o "$WORK/meterinject" .)
 pkgs=$($GO list -deps . | grep '^go\.etcd\.io/bbolt')
 "$WORK/meterinject" -all -overlay "$WORK/overlay.json" -cache "$WORK/cache" -runtime "$ROOT" $pkgs
 $GO build -o "$WORK/plain" .

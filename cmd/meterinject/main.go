@@ -10,7 +10,7 @@ import (
 	"os"
 	"regexp"
 
-	"github.com/meterio/meter/internal/inject"
+	"github.com/meterio/meter/cmd/meterinject/internal/inject"
 )
 
 func main() {

@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 // repoRoot is the runtime module, for the generated code's import.
 func repoRoot(t testing.TB) string {
-	d, err := filepath.Abs("../..")
+	d, err := filepath.Abs("../../../..")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -245,7 +245,9 @@ func runtimeDir(o *Options) (string, error) {
 		}
 	}
 	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		d := filepath.Dir(filepath.Dir(filepath.Dir(file)))
+		// This file is cmd/meterinject/internal/inject/overlay.go in a
+		// checkout of the runtime.
+		d := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(file)))))
 		if isRuntime(d) {
 			return d, nil
 		}
