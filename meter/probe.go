@@ -32,6 +32,7 @@ type Probe struct {
 	gate     *atomic.Uint32 // the generated code's on/off word; nil when none
 	disabled atomic.Uint32  // a Reason
 	ended    atomic.Bool    // some firing of it has returned
+	root     atomic.Bool    // the entry of a unit of work (SetRoot)
 
 	// Statistics of metered firings, in ns: two banks that writers fill by
 	// the global epoch's parity, and the base that snapshots fold the idle
@@ -229,3 +230,9 @@ func NewGoroutineWord() int {
 	}
 	return n
 }
+
+// SetRoot marks p as the entry of a unit of work (see probe.Roots).
+func (p *Probe) SetRoot() { p.root.Store(true) }
+
+// Root reports whether p is marked as the entry of a unit of work.
+func (p *Probe) Root() bool { return p.root.Load() }

@@ -59,3 +59,31 @@ func Register(probes []Probe, names ...string) {
 		probes[i].m = meter.NewProbe(names[i], &probes[i].on)
 	}
 }
+
+// End ends a firing that Begin returned on the same goroutine. Generated
+// code calls it before each return of the function, after the results are
+// evaluated:
+//
+//	meter__f := probes[i].Begin()
+//	...
+//	probes[i].End(meter__f)
+//	return
+//
+// so that no frame is added between the function and its callers. End of
+// a firing that is not metered does nothing.
+func (p *Probe) End(f Firing) {
+	if f.Active() {
+		f.End()
+	}
+}
+
+// Roots marks probes[i] for each i in idx as the entry of a unit of work
+// (a request handler, a goroutine's function): where traces start by
+// default. Generated registration files call it after Register.
+func Roots(probes []Probe, idx ...int) {
+	for _, i := range idx {
+		if m := probes[i].m; m != nil {
+			m.SetRoot()
+		}
+	}
+}
