@@ -86,8 +86,12 @@ func (c *Countdown) refill(s uint) bool {
 		if !c.left.CompareAndSwap(r, r-k) {
 			continue
 		}
-		if r == 1 { // this firing took the round's last unit
-			c.left.Add(c.n.Load())
+		// The firing that takes left to zero took the round's last unit:
+		// it is due, and puts the next round's n units back. Firings that
+		// take left below zero before it does took units of later rounds:
+		// one that lands on a further multiple of n completes one.
+		if n := c.n.Load(); r <= 1 && (1-r)%n == 0 {
+			c.left.Add(n)
 			c.rounds.Add(1)
 			return true
 		}

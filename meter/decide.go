@@ -238,14 +238,11 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, spot bool) Firin
 		}
 	}
 	g.depth = d + 1
-	g.release()
-	f.start = now()
+	f.start = now() // last but the release (empty without -race), so the engine's work stays outside
 	if f.span >= 0 {
 		g.spans[f.span].Start = f.start
 	}
-	if p.first.Load() == 0 {
-		p.first.CompareAndSwap(0, f.start)
-	}
+	g.release()
 	return Firing(d + 1)
 }
 

@@ -46,6 +46,9 @@ func (p *Probe) end(f Firing) {
 		}
 	}
 	g.depth = d
+	if p.first.Load() == 0 {
+		p.first.CompareAndSwap(0, fr.start)
+	}
 	n := p.stats.record(incl, inh)
 	p.noteEnded()
 	judge(p, fr.spot, incl, inh, n, t)

@@ -21,6 +21,9 @@ func wire(t testing.TB, c Chain) {
 	t.Helper()
 	clk = clock.NewManual()
 	c.Enabled, c.Clock = true, clk
+	registry.Lock()
+	registry.anyRoot = false // roots are the program's; each test starts with none
+	registry.Unlock()
 	Configure(c)
 	t.Cleanup(func() { Configure(Chain{Enabled: true, Clock: clock.NewManual()}) })
 }
@@ -96,6 +99,7 @@ func TestUnmeteredFiringsAreNotParents(t *testing.T) {
 func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 	wire(t, Chain{})
 	outer, middle, inner := newProbe(t, "outer"), newProbe(t, "middle"), newProbe(t, "inner")
+	fire(newProbe(t, "settle"), 0, nil) // drops what an earlier goroutine on this g left
 	unwound0 := Take().Unwound
 	recovered := func() (r any) {
 		f := outer.Begin()

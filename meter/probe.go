@@ -113,11 +113,13 @@ func (p *Probe) Enable() {
 		// The stretch ends: what it counted and did not meter becomes
 		// part of the estimates for good.
 		p.sampling.mu.Lock()
-		if p.state.CompareAndSwap(uint32(Sampled), uint32(Enabled)) {
-			p.sampling.extra = p.estimate(p.stats.sum())
-			p.sampling.mu.Unlock()
-		} else {
-			p.sampling.mu.Unlock()
+		e := p.estimate(p.stats.sum())
+		ok := p.state.CompareAndSwap(uint32(Sampled), uint32(Enabled))
+		if ok {
+			p.sampling.extra = e
+		}
+		p.sampling.mu.Unlock()
+		if !ok {
 			return
 		}
 	} else {
