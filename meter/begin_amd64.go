@@ -8,7 +8,9 @@ package meter
 // not run out, a counted firing of a sampled or disabled probe that is not
 // due) and jumps, with its own frame, to the Go function beginGo would
 // call for every other case, having stored the goroutine's state and the
-// firing's place in st, pos and pc. Callers pass nil, 0, 0.
+// firing's place in st, pos and pc; on the way to measure it also checks,
+// as beginGo does, that the state's frames are the running goroutine's.
+// Callers pass nil, 0, 0.
 func begin(p *Probe, st *Goroutine, pos, pc uintptr) Firing
 
 // cached returns the running goroutine's state when it sits in its home

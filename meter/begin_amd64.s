@@ -61,7 +61,7 @@ nocache:
 	RET
 
 // func begin(p *Probe, st *Goroutine, pos, pc uintptr) Firing
-TEXT ·begin(SB), NOSPLIT, $0-36
+TEXT ·begin(SB), NOSPLIT, $0-40
 	MOVQ p+0(FP), BX
 	MOVQ ·quick+quickPath_mode(SB), SI
 	CMPQ SI, $const_modeNone
@@ -89,9 +89,15 @@ lease:
 	MOVQ AX, st+8(FP)
 	JMP  ·leaseOut(SB)
 quiet:
-	MOVL $0, ret+32(FP)
+	MOVQ $0, ret+32(FP)
 	RET
 metered:
+	// The frames must be this goroutine's: a g whose goroutine ended is
+	// reused by the next one. Go drops a dead goroutine's frames.
+	MOVQ ·identOffset(SB), DX
+	MOVQ (CX)(DX*1), DX
+	CMPQ DX, Goroutine_goid(AX)
+	JNE  slow
 	FRAME
 	MOVQ AX, st+8(FP)
 	JMP  ·measure(SB)

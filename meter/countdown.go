@@ -25,10 +25,10 @@ const Stripes = 8
 // firings, exactly that many were due; with n below 2×Stripes every firing
 // takes its unit from the round, and the count is exact at every firing.
 type Countdown struct {
-	left   atomic.Int64 // units left in the current round
-	rounds atomic.Int64 // due firings so far
-	n      atomic.Int64 // one firing in n is due
-	lease  atomic.Int64 // units a stripe takes at a time while more than that are left
+	left   atomic.Int64                       // units left in the current round
+	rounds atomic.Int64                       // due firings so far
+	n      atomic.Int64                       // one firing in n is due
+	lease  atomic.Int64                       // units a stripe takes at a time while more than that are left
 	leases atomic.Pointer[[Stripes]leaseLine] // nil until the first reset
 }
 

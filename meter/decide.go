@@ -6,19 +6,20 @@ import (
 	"github.com/meterio/meter/extensions/flowcheck"
 )
 
-// Firing is what Begin returns and End takes: 0 when End has nothing to
+// Firing is what Begin returns and End takes: nil when End has nothing to
 // do, firstEnd for an unmetered firing whose end must be noted, and
-// otherwise the index of the firing's frame on its goroutine's stack, plus
-// one.
-type Firing uint32
+// otherwise the metered firing's frame, so that End needs no look-up. A
+// goroutine's frames never move: each is allocated once, the first time
+// its depth is reached.
+type Firing = *Frame
 
 // firstEnd is the Firing of a probe's firing outside a trace, while no
 // firing of the probe has ended yet: not metered, but its End is noted (a
 // probe none of whose firings has ended cannot start a trace).
-const firstEnd Firing = 1 << 31
+var firstEnd = &Frame{}
 
-// Active reports whether End has anything to do.
-func (f Firing) Active() bool { return f != 0 }
+// Active reports whether End has anything to do with the firing f.
+func (f *Frame) Active() bool { return f != nil }
 
 var (
 	traceIDs        atomic.Uint64
@@ -50,7 +51,7 @@ func (p *Probe) Begin() Firing { return begin(p, nil, 0, 0) }
 // frames already there, to drop firings a panic unwound.
 func beginGo(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 	if !engine.on {
-		return 0
+		return nil
 	}
 	switch State(p.state.Load()) {
 	case Enabled:
@@ -61,8 +62,11 @@ func beginGo(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 	}
 	g := current()
 	if g == nil {
-		return 0
+		return nil
 	}
+	g.acquire()
+	g.sameGoroutine()
+	g.release()
 	if !engine.gated || g.trace != 0 {
 		return measure(p, g, pos, pc)
 	}
@@ -119,7 +123,7 @@ func startOrNot(p *Probe, g *Goroutine, pos, pc uintptr, due bool) Firing {
 		return firstEnd
 	}
 	if !due {
-		return 0
+		return nil
 	}
 	g.acquire()
 	g.settle(pos, pc)
@@ -128,9 +132,14 @@ func startOrNot(p *Probe, g *Goroutine, pos, pc uintptr, due bool) Firing {
 
 // measure is a firing of an enabled probe inside a trace, or in a chain
 // with no gate: metered, if the trace maximum and the budget allow.
+//
+// Its callers, the leaf and beginGo, have made sure that g's frames are
+// the running goroutine's.
 func measure(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 	g.acquire()
-	g.settle(pos, pc)
+	if g.depth > 0 {
+		g.settleFrames(pos, pc)
+	}
 	if engine.gated && g.trace == 0 {
 		g.release() // the trace it was in has gone with its goroutine
 		return outside(p, g, pos, pc)
@@ -142,16 +151,18 @@ func measure(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 // one, one in hotspot's Sample, is metered.
 func sampled(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 	if !p.count.Take(stripe(getg())) {
-		return 0
+		return nil
 	}
 	return meterDue(p, pos, pc, false)
 }
 
 // sampledOut is sampled's path for a firing whose decrement found its
 // stripe's share empty.
+//
+//lint:ignore U1000 jumped to from begin_amd64.s
 func sampledOut(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 	if !p.count.refill(stripe(getg())) {
-		return 0
+		return nil
 	}
 	return meterDue(p, pos, pc, false)
 }
@@ -160,16 +171,18 @@ func sampledOut(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 // stripe; the due one is a spot check.
 func spot(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 	if engine.spotcheck == nil || !p.count.Take(stripe(getg())) {
-		return 0
+		return nil
 	}
 	return meterDue(p, pos, pc, true)
 }
 
 // spotOut is spot's path for a firing whose decrement found its stripe's
 // share empty.
+//
+//lint:ignore U1000 jumped to from begin_amd64.s
 func spotOut(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 	if !p.count.refill(stripe(getg())) {
-		return 0
+		return nil
 	}
 	return meterDue(p, pos, pc, true)
 }
@@ -179,7 +192,7 @@ func spotOut(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 func meterDue(p *Probe, pos, pc uintptr, spot bool) Firing {
 	g := current()
 	if g == nil {
-		return 0
+		return nil
 	}
 	g.acquire()
 	g.settle(pos, pc)
@@ -197,7 +210,7 @@ func (g *Goroutine) meter(p *Probe, pos, pc uintptr, start, spot bool) Firing {
 		if g.full || g.traced >= engine.traceMax {
 			g.full = true
 			g.release()
-			return 0
+			return nil
 		}
 	}
 	pool := int64(Unlimited)
@@ -211,7 +224,7 @@ func (g *Goroutine) meter(p *Probe, pos, pc uintptr, start, spot bool) Firing {
 	}
 	if pool < 1 {
 		g.release()
-		return 0
+		return nil
 	}
 	if start {
 		g.startTrace(p)
@@ -224,10 +237,10 @@ func (g *Goroutine) meter(p *Probe, pos, pc uintptr, start, spot bool) Firing {
 func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, spot bool) Firing {
 	d := g.depth
 	if int(d) == len(g.frames) {
-		g.frames = append(g.frames, Frame{})
+		g.frames = append(g.frames, &Frame{g: g, index: d})
 	}
-	f := &g.frames[d]
-	*f = Frame{probe: p, budget: pool, pool: pool, pos: pos, pc: pc, span: -1, spot: spot}
+	f := g.frames[d]
+	f.probe, f.child, f.budget, f.pool, f.pos, f.pc, f.span, f.spot = p, 0, pool, pool, pos, pc, -1, spot
 	if pool != Unlimited {
 		f.pool-- // a firing spends one unit on itself
 	}
@@ -243,7 +256,7 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, spot bool) Firin
 		g.spans[f.span].Start = f.start
 	}
 	g.release()
-	return Firing(d + 1)
+	return f
 }
 
 func flowSeed() uint64 { return flowcheck.Seed(engine.seed, seeded.Add(1)) }

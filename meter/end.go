@@ -11,35 +11,31 @@ import "sync"
 // chain judge the firing. Frames above f's are firings that a panic or
 // runtime.Goexit unwound: they are dropped first.
 func (p *Probe) End(f Firing) {
-	if f != 0 {
+	if f != nil {
 		p.end(f)
 	}
 }
 
-func (p *Probe) end(f Firing) {
-	if f == firstEnd {
+func (p *Probe) end(fr Firing) {
+	if fr == firstEnd {
 		p.noteEnded()
 		return
 	}
 	t := now()
-	g := current()
-	if g == nil {
-		return
-	}
+	g := fr.g
 	g.acquire()
-	d := int32(f) - 1
-	if d >= g.depth || g.frames[d].probe != p { // dropped already: not ours any more
+	d := fr.index
+	if d >= g.depth || fr.probe != p { // dropped already: not ours any more
 		g.release()
 		return
 	}
 	for g.depth > d+1 {
 		g.unwind()
 	}
-	fr := &g.frames[d]
 	incl := nanos(fr.start, t)
 	inh := max(incl-fr.child, 0)
 	if d > 0 {
-		parent := &g.frames[d-1]
+		parent := g.frames[d-1]
 		parent.child += incl
 		if parent.pool != Unlimited {
 			parent.pool -= fr.budget - fr.pool
@@ -51,7 +47,9 @@ func (p *Probe) end(f Firing) {
 	}
 	n := p.stats.record(incl, inh)
 	p.noteEnded()
-	judge(p, fr.spot, incl, inh, n, t)
+	if fr.spot || engine.hotspot != nil || engine.budget != nil {
+		judge(p, fr.spot, incl, inh, n, t)
+	}
 	if g.trace != 0 {
 		if fr.span >= 0 {
 			s := &g.spans[fr.span]
@@ -131,9 +129,9 @@ func judge(p *Probe, spot bool, incl, inh, n, t int64) {
 // root, the trace ends, truncated.
 func (g *Goroutine) unwind() {
 	d := g.depth - 1
-	fr := &g.frames[d]
+	fr := g.frames[d]
 	if d > 0 {
-		parent := &g.frames[d-1]
+		parent := g.frames[d-1]
 		if parent.pool != Unlimited {
 			parent.pool -= fr.budget - fr.pool
 		}

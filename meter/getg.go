@@ -17,7 +17,6 @@ func getg() uintptr
 //go:noescape
 func getgp() unsafe.Pointer
 
-
 // Supported reports whether this platform can find per-goroutine state.
 const Supported = true
 

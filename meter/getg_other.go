@@ -9,7 +9,6 @@ func getg() uintptr { return 0 }
 
 func getgp() unsafe.Pointer { return nil }
 
-
 // Supported reports whether this platform can find per-goroutine state.
 const Supported = false
 

@@ -13,9 +13,9 @@ import (
 // firing began (Frame.pos), and settle drops what a later goroutine, or a
 // firing further out on the same stack, shows to be gone.
 type Goroutine struct {
-	frames []Frame // metered firings, outermost first
-	depth  int32   // frames in use
-	goid   uint64  // the goroutine these frames belong to (0: unknown)
+	frames []*Frame // metered firings, outermost first; allocated once each
+	depth  int32    // frames in use
+	goid   uint64   // the goroutine these frames belong to (its identity word, see identity)
 
 	trace    int32  // 1 + index of the trace's root frame; 0 outside traces
 	traced   int32  // firings metered in the current trace, its root included
@@ -36,6 +36,8 @@ type Goroutine struct {
 
 // Frame is one metered firing on a goroutine's stack.
 type Frame struct {
+	g      *Goroutine // the state it belongs to
+	index  int32      // its index in g.frames
 	probe  *Probe
 	start  int64   // ticks at Begin
 	child  int64   // inclusive ns of metered firings directly nested in this one

@@ -18,12 +18,14 @@ import (
 // goroutine id, whose place in g changes between Go releases and is found
 // once, at start, by looking in g for the ids runtime.Stack prints.
 
-// gStackHi is the offset of stack.hi in the runtime's g.
-const gStackHi = 8
-
 var (
 	goidOnce   sync.Once
 	goidOffset uintptr // of goid in the runtime's g; 0 if not found
+	// identOffset is the offset of the word in g that tells goroutines
+	// apart: goid's, or when that was not found the stack's bottom
+	// (stack.lo), which is no identity at all, so that every comparison
+	// holds.
+	identOffset uintptr
 )
 
 // findGoid sets goidOffset: the one offset, among the first words of g,
@@ -63,7 +65,7 @@ func findGoid() {
 				found = uintptr(w * 8)
 			}
 		}
-		goidOffset = found
+		goidOffset, identOffset = found, found
 	})
 }
 
@@ -93,25 +95,38 @@ func goid() uint64 {
 	return *(*uint64)(unsafe.Add(getgp(), goidOffset))
 }
 
+// identity returns the running goroutine's identity word (see identOffset).
+func identity() uint64 { return *(*uint64)(unsafe.Add(getgp(), identOffset)) }
+
 // settle drops the frames of firings that are gone, before a push by a
-// function whose frame is at depth pos, having called Begin from pc: all
-// of them if g now runs another goroutine; else those whose frame is
-// deeper, which cannot be the pushing function's callers; and one whose
-// frame is at the same depth, unless it belongs to the same function
-// running there, at another call of Begin (a probed function inlined into
-// another: both share one frame). A dropped firing is not counted (its
-// time shows in its metered parent's inherent time); a trace whose root is
-// dropped ends, truncated.
+// function whose frame is at depth pos, having called Begin from pc.
 func (g *Goroutine) settle(pos, pc uintptr) {
-	if id := goid(); id != g.goid {
+	g.sameGoroutine()
+	g.settleFrames(pos, pc)
+}
+
+// sameGoroutine drops every frame if g now runs another goroutine than the
+// one its frames belong to.
+func (g *Goroutine) sameGoroutine() {
+	if id := identity(); id != g.goid {
 		for g.depth > 0 {
 			g.unwind()
 		}
 		g.goid = id
-		return
 	}
+}
+
+// settleFrames drops the frames whose firings are gone, g running the
+// goroutine they belong to: those whose frame is deeper than pos, which
+// cannot be the pushing function's callers; and one whose frame is at the
+// same depth, unless it belongs to the same function running there, at
+// another call of Begin (a probed function inlined into another: both
+// share one frame). A dropped firing is not counted (its time shows in its
+// metered parent's inherent time); a trace whose root is dropped ends,
+// truncated.
+func (g *Goroutine) settleFrames(pos, pc uintptr) {
 	for g.depth > 0 {
-		c := &g.frames[g.depth-1]
+		c := g.frames[g.depth-1]
 		if c.pos < pos || c.pos == pos && c.pc != pc && sameFunc(c.pc, pc) {
 			return
 		}

@@ -27,13 +27,20 @@ func beginByGo(p *Probe) Firing {
 type mirrorRun struct {
 	begin   func(p *Probe) Firing
 	probes  []*Probe
-	firings []Firing
+	firings []int32 // per firing: -2 nil, -1 firstEnd, else the frame's index
 }
 
 func (m *mirrorRun) fire(i int, cost int64, body func()) {
 	p := m.probes[i]
 	f := m.begin(p)
-	m.firings = append(m.firings, f)
+	switch f {
+	case nil:
+		m.firings = append(m.firings, -2)
+	case firstEnd:
+		m.firings = append(m.firings, -1)
+	default:
+		m.firings = append(m.firings, f.index)
+	}
 	clk.Advance(cost)
 	if body != nil {
 		body()
@@ -110,7 +117,7 @@ func TestAssemblyMirrorsGo(t *testing.T) {
 			if !reflect.DeepEqual(runs[0].firings, runs[1].firings) {
 				for i := range runs[0].firings {
 					if runs[0].firings[i] != runs[1].firings[i] {
-						t.Fatalf("firing %d: the assembly returned %d, Go %d", i, runs[0].firings[i], runs[1].firings[i])
+						t.Fatalf("firing %d: the assembly returned %d, Go %d (-2 nil, -1 firstEnd, else a frame's index)", i, runs[0].firings[i], runs[1].firings[i])
 					}
 				}
 				t.Fatalf("%d firings through the assembly, %d through Go", len(runs[0].firings), len(runs[1].firings))

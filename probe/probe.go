@@ -15,8 +15,8 @@ type Probe struct {
 	m  *meter.Probe
 }
 
-// Firing is one call of an instrumented function, from Begin to End: a
-// small value, 0 when End has nothing to do.
+// Firing is one call of an instrumented function, from Begin to End: one
+// word, nil when End has nothing to do.
 type Firing = meter.Firing
 
 // Begin starts a firing. It is inlined into the instrumented function: a
@@ -25,7 +25,7 @@ type Firing = meter.Firing
 // returns a firing that does nothing.
 func (p *Probe) Begin() Firing {
 	if p.on.Load() == 0 {
-		return 0
+		return nil
 	}
 	return p.m.Begin()
 }
@@ -36,7 +36,7 @@ func (p *Probe) Begin() Firing {
 // and its callers (or defers it, in a function with defers of its own).
 // End of a firing that is not metered is a test and a branch.
 func (p *Probe) End(f Firing) {
-	if f != 0 {
+	if f != nil {
 		p.m.End(f)
 	}
 }

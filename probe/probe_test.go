@@ -23,9 +23,8 @@ func TestMain(m *testing.M) {
 var probes [3]Probe
 
 func work(i int, d time.Duration, nested func()) {
-	if probes[i].On() {
-		defer probes[i].Begin().End()
-	}
+	f := probes[i].Begin()
+	defer probes[i].End(f)
 	if d > 0 {
 		time.Sleep(d)
 	}
@@ -47,11 +46,11 @@ func child(mode string) {
 			work(1, 30*time.Millisecond, nil)
 		}
 	case "on":
-		if !probes[0].On() || probes[0].Name() != "example.com/app.main" {
+		if probes[0].on.Load() == 0 || probes[0].Name() != "example.com/app.main" {
 			os.Exit(3)
 		}
 	case "off":
-		if probes[0].On() {
+		if probes[0].on.Load() != 0 {
 			os.Exit(3)
 		}
 		work(0, 0, nil)
@@ -157,8 +156,11 @@ func TestMeterEnabledFalseTurnsEveryProbeOff(t *testing.T) {
 
 func TestUnregisteredProbeIsInert(t *testing.T) {
 	var p Probe
-	if p.On() || p.Name() != "" {
+	if p.on.Load() != 0 || p.Name() != "" {
 		t.Fatal("zero Probe is on or named")
 	}
-	p.Begin().End() // must not panic
+	if f := p.Begin(); f.Active() {
+		t.Fatal("a zero Probe began an active firing")
+	}
+	p.End(nil) // must not panic
 }

@@ -25,13 +25,11 @@ var (
 	ticker  sync.WaitGroup
 	flushMu sync.Mutex
 	shut    sync.Once
-	started time.Time
 )
 
 // setup reads the properties and wires the chain, once, at the first
 // registration.
 func setup() {
-	started = time.Now()
 	config = env.Load(os.LookupEnv, stderr)
 	env.Unknown(os.Environ(), stderr)
 	if err := clock.Setup(config.Clock); err != nil {
