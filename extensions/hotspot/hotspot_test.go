@@ -1,0 +1,27 @@
+package hotspot
+
+import "testing"
+
+func TestRule(t *testing.T) {
+	r := Default()
+	for _, c := range []struct {
+		incl, inh int64
+		hot       bool
+	}{{10_000, 2_000, true}, {9_999, 9_999, false}, {50_000, 1_999, false}, {1 << 40, 1 << 40, true}} {
+		if got := r.Hot(c.incl, c.inh); got != c.hot {
+			t.Errorf("Hot(%d, %d) = %v", c.incl, c.inh, got)
+		}
+	}
+	// Keep: inherent time against the wall time it was metered over.
+	r.SampleShare = 0.01
+	if !r.Keep(10, 1000) || r.Keep(9, 1000) || r.Keep(10, 0) {
+		t.Errorf("Keep at 1%%: 10/1000 %v, 9/1000 %v, 10/0 %v", r.Keep(10, 1000), r.Keep(9, 1000), r.Keep(10, 0))
+	}
+	r.Sample = 0
+	if r.Keep(1000, 1000) {
+		t.Errorf("Keep with sampling off")
+	}
+	if s := Default().Settings(); s != "threshold=10000ns inherent=2000ns initial=1000 sample=64 share=0.002" {
+		t.Errorf("Settings() = %q", s)
+	}
+}
