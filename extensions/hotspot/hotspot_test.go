@@ -21,7 +21,8 @@ func TestRule(t *testing.T) {
 	if r.Keep(1000, 1000) {
 		t.Errorf("Keep with sampling off")
 	}
-	if s := Default().Settings(); s != "threshold=10000ns inherent=2000ns initial=1000 sample=64 share=0.002" {
+	d := Default()
+	if s := d.Settings(); s != "threshold=10000ns inherent=2000ns initial=1000 sample=64 share=0.002" {
 		t.Errorf("Settings() = %q", s)
 	}
 }
