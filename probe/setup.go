@@ -18,6 +18,9 @@ import (
 	"github.com/meterio/meter/meter"
 )
 
+// onFlush, when set (tests), is called after each periodic write.
+var onFlush func()
+
 var (
 	config  env.Config
 	stderr  io.Writer = os.Stderr
@@ -84,6 +87,9 @@ func periodic(every time.Duration) {
 		select {
 		case <-t.C:
 			flush()
+			if onFlush != nil {
+				onFlush()
+			}
 		case <-stopped:
 			return
 		}
