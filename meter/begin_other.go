@@ -6,7 +6,7 @@ package meter
 //
 //go:noinline
 func begin(p *Probe, _ *Goroutine, _, _ uintptr) Firing {
-	pos, pc := callerFrame()
+	pos, pc := firingFrame()
 	return beginGo(p, nil, pos, pc)
 }
 

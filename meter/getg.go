@@ -27,3 +27,8 @@ const Supported = true
 //
 //go:noescape
 func callerFrame() (pos, pc uintptr)
+
+// callerFrameN is callerFrame for the function n calls further out.
+//
+//go:noescape
+func callerFrameN(n int) (pos, pc uintptr)

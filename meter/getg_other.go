@@ -13,3 +13,5 @@ func getgp() unsafe.Pointer { return nil }
 const Supported = false
 
 func callerFrame() (pos, pc uintptr) { return 0, 0 }
+
+func callerFrameN(int) (pos, pc uintptr) { return 0, 0 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -134,9 +135,31 @@ func (g *Goroutine) settleFrames(pos, pc uintptr) {
 	}
 }
 
-// sameFunc reports whether two code addresses are in one function, as
+// sameFunc reports whether two return addresses are in one function, as
 // compiled (inlined bodies belong to the function they were inlined into).
 func sameFunc(a, b uintptr) bool {
-	fa, fb := runtime.FuncForPC(a), runtime.FuncForPC(b)
-	return fa != nil && fb != nil && fa.Entry() == fb.Entry()
+	ea, eb := funcOf(a), funcOf(b)
+	return ea.entry != 0 && ea.entry == eb.entry
+}
+
+// funcInfo is what a return address tells of the function it returns to.
+type funcInfo struct {
+	entry   uintptr // the entry of the function, as compiled
+	inProbe bool    // the function is in package probe
+}
+
+// funcs caches funcOf per return address: runtime.FuncForPC allocates
+// for an inlined body, and a firing must not.
+var funcs sync.Map // uintptr → funcInfo
+
+func funcOf(pc uintptr) funcInfo {
+	if v, ok := funcs.Load(pc); ok {
+		return v.(funcInfo)
+	}
+	var fi funcInfo
+	if f := runtime.FuncForPC(pc - 1); f != nil {
+		fi = funcInfo{f.Entry(), strings.HasPrefix(f.Name(), "github.com/meterio/meter/probe.")}
+	}
+	funcs.Store(pc, fi)
+	return fi
 }

@@ -252,3 +252,20 @@ func TestUnregisteredProbeIsInert(t *testing.T) {
 	}
 	p.End(nil) // must not panic
 }
+
+var nested [2]Probe
+
+// Two firings begun in one function, one inside the other, are both
+// metered, in every build (under -race Begin is not inlined).
+func TestNestedFiringsInOneFunction(t *testing.T) {
+	Register(nested[:], "example.com/app.outer", "example.com/app.inner")
+	for i := 0; i < 10; i++ {
+		f := nested[0].Begin()
+		g := nested[1].Begin()
+		nested[1].End(g)
+		nested[0].End(f)
+	}
+	if a, b := nested[0].m.Count(), nested[1].m.Count(); a != 10 || b != 10 {
+		t.Fatalf("outer metered %d, inner %d; want 10 and 10", a, b)
+	}
+}
