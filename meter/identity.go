@@ -145,7 +145,7 @@ func sameFunc(a, b uintptr) bool {
 // funcInfo is what a return address tells of the function it returns to.
 type funcInfo struct {
 	entry   uintptr // the entry of the function, as compiled
-	inProbe bool    // the function is in package probe
+	inProbe bool    // the function, as compiled, is in package probe
 }
 
 // funcs caches funcOf per return address: runtime.FuncForPC allocates
@@ -158,7 +158,10 @@ func funcOf(pc uintptr) funcInfo {
 	}
 	var fi funcInfo
 	if f := runtime.FuncForPC(pc - 1); f != nil {
-		fi = funcInfo{f.Entry(), strings.HasPrefix(f.Name(), "github.com/meterio/meter/probe.")}
+		fi.entry = f.Entry()
+		if out := runtime.FuncForPC(fi.entry); out != nil { // the function as compiled, not one inlined into it
+			fi.inProbe = strings.HasPrefix(out.Name(), "github.com/meterio/meter/probe.")
+		}
 	}
 	funcs.Store(pc, fi)
 	return fi
