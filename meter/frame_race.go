@@ -4,7 +4,7 @@ package meter
 
 // firingFrame returns the place of the function whose firing begins.
 // Under -race probe.Probe.Begin is not inlined (its atomic load is a call
-// there), so the function is the first caller outside package probe.
+// there), so the function is the one that called it.
 //
 //go:noinline
 func firingFrame() (pos, pc uintptr) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"unsafe"
 )
@@ -145,7 +144,7 @@ func sameFunc(a, b uintptr) bool {
 // funcInfo is what a return address tells of the function it returns to.
 type funcInfo struct {
 	entry   uintptr // the entry of the function, as compiled
-	inProbe bool    // the function, as compiled, is in package probe
+	inProbe bool    // the function, as compiled, is probe.Probe.Begin
 }
 
 // funcs caches funcOf per return address: runtime.FuncForPC allocates
@@ -160,7 +159,7 @@ func funcOf(pc uintptr) funcInfo {
 	if f := runtime.FuncForPC(pc - 1); f != nil {
 		fi.entry = f.Entry()
 		if out := runtime.FuncForPC(fi.entry); out != nil { // the function as compiled, not one inlined into it
-			fi.inProbe = strings.HasPrefix(out.Name(), "github.com/meterio/meter/probe.")
+			fi.inProbe = out.Name() == "github.com/meterio/meter/probe.(*Probe).Begin"
 		}
 	}
 	funcs.Store(pc, fi)
