@@ -110,14 +110,25 @@ func writeHeader(b *strings.Builder, m *Model) {
 	b.WriteString("</p>\n</header>\n")
 }
 
+// sortedKeys orders the labels as the legend does, unknown ones after
+// the known ones, and no label last.
 func sortedKeys(m map[string]int) []string {
+	rank := map[string]int{LabelHotspot: 0, LabelDisabled: 1, LabelBudget: 2, LabelSampled: 3, "": 5}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool {
-		if m[keys[i]] != m[keys[j]] {
-			return m[keys[i]] > m[keys[j]]
+		ri, ok := rank[keys[i]]
+		if !ok {
+			ri = 4
+		}
+		rj, ok := rank[keys[j]]
+		if !ok {
+			rj = 4
+		}
+		if ri != rj {
+			return ri < rj
 		}
 		return keys[i] < keys[j]
 	})
