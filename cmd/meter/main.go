@@ -177,7 +177,7 @@ func writeFile(path string, write func(io.Writer) error) error {
 			}
 		}
 		if !fi.Mode().IsRegular() {
-			return &report.FileError{File: path, Err: fmt.Errorf("not a regular file (%s); not replaced", fi.Mode().Type())}
+			return &report.FileError{File: path, Err: fmt.Errorf("%s, not a regular file; not replaced", kind(fi.Mode()))}
 		}
 		mode = fi.Mode().Perm()
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -221,4 +221,21 @@ func createTemp(dir, base string) (*os.File, error) {
 		}
 		return f, err
 	}
+}
+
+// kind names what a path that is not a regular file is.
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "an irregular file"
 }
