@@ -376,4 +376,3 @@ func TestLivePageAddressInUse(t *testing.T) {
 }
 
 func runtimeHasCPU() bool { return processCPU() > 0 }
-
