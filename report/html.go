@@ -160,12 +160,8 @@ func (m *Model) Coverage() Coverage {
 	}
 	roots := m.Roots
 	if len(roots) == 0 && m.Profile != nil {
-		if f, _ := m.Profile.Flame(); len(f.Children) > 0 {
-			c.FromPath = true
-			for _, k := range f.Children {
-				roots = append(roots, k.Name)
-			}
-		}
+		roots = outermost(m.Profile)
+		c.FromPath = len(roots) > 0
 	}
 	seen := map[string]bool{}
 	for _, name := range roots {
@@ -219,30 +215,34 @@ func writeCoverage(b *strings.Builder, m *Model) {
 		against(c.Covered, "Metered firings of the entry probes took")
 		from := "the functions marked as units of work (request handlers, goroutine functions)"
 		if c.FromPath {
-			from = "the roots of the traced call paths (the model does not say which probes are entries)"
+			from = "the outermost probes of the traced call paths, which start traces and never run inside another traced probe " +
+				"(the model does not say which probes are entries)"
 		}
 		fmt.Fprintf(b, "<p class=\"note\">How this is measured: the inclusive times of the metered firings of the %d entry probes, %s, are summed "+
 			"and set against the process's wall time from its start to when the model was taken, and against its CPU time (user and system). "+
 			"Inclusive time counts waiting as well as running, and entries running on several goroutines add up, so the share can pass 100%%: "+
 			"250%% of wall time means two and a half entries running at once on average. Entries are taken not to run inside one another.</p>\n",
 			len(c.Roots), from)
-		b.WriteString("<p class=\"note\">Entry probes: ")
-		for i, r := range c.Roots {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(b, "<code>%s</code>", esc(r))
-		}
+		b.WriteString("<p class=\"note\" id=\"roots\">Entry probes: ")
+		listed(b, c.Roots, func(r string) string { return "<code>" + esc(r) + "</code>" })
 		b.WriteString(".</p>\n")
 		if len(c.Partial) > 0 {
-			b.WriteString("<p class=\"note\" id=\"partial-roots\">The share is a lower bound: ")
-			for i, r := range c.Partial {
-				if i > 0 {
-					b.WriteString("; ")
+			b.WriteString("<p class=\"note\" id=\"partial-roots\">The share is a lower bound. ")
+			for _, l := range []string{LabelDisabled, LabelBudget, LabelSampled} {
+				var names []string
+				for _, r := range c.Partial {
+					if r.Label == l {
+						names = append(names, r.Probe)
+					}
 				}
-				fmt.Fprintf(b, "<code>%s</code> (%s) adds %s", esc(r.Probe), esc(r.Label), labelShort(r.Label))
+				if len(names) == 0 {
+					continue
+				}
+				fmt.Fprintf(b, "%s (%s): ", strings.ToUpper(labelShort(l)[:1])+labelShort(l)[1:], l)
+				listed(b, names, func(r string) string { return "<code>" + esc(r) + "</code>" })
+				b.WriteString(". ")
 			}
-			b.WriteString(".</p>\n")
+			b.WriteString("</p>\n")
 		}
 	} else if c.Largest != nil {
 		against(c.Largest.Total, fmt.Sprintf("At least, from the largest inclusive total (<code>%s</code>)", esc(c.Largest.Probe)))
@@ -254,13 +254,59 @@ func writeCoverage(b *strings.Builder, m *Model) {
 	b.WriteString("</section>\n")
 }
 
-// labelShort says, after "adds", what a partial root's total holds.
+// outermost returns the probes that start traced call paths and never
+// run inside another traced probe. A trace may start at any probe (the
+// tracepoint samples each one), so the roots of the paths alone would
+// count nested time again and again.
+func outermost(p *Profile) []string {
+	f, _ := p.Flame()
+	nested := map[string]bool{}
+	var walk func(n *FlameNode)
+	walk = func(n *FlameNode) {
+		for _, c := range n.Children {
+			nested[c.Name] = true
+			walk(c)
+		}
+	}
+	for _, c := range f.Children {
+		walk(c)
+	}
+	var roots []string
+	for _, c := range f.Children {
+		if !nested[c.Name] {
+			roots = append(roots, c.Name)
+		}
+	}
+	return roots
+}
+
+// listed writes up to listMax names as code, and how many more there are.
+func listed(b *strings.Builder, names []string, each func(name string) string) {
+	for i, n := range names {
+		if i == listMax {
+			fmt.Fprintf(b, " and %d more", len(names)-listMax)
+			return
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(each(n))
+	}
+}
+
+// listMax bounds the names a paragraph lists: a program may have hundreds
+// of entries; the table has them all.
+const listMax = 8
+
+// labelShort says what a partial root's total holds.
 func labelShort(label string) string {
 	switch label {
 	case LabelSampled:
-		return "an estimate"
+		return "estimates, from 1 in N firings"
+	case LabelBudget:
+		return "only the firings metered before budget stopped them"
 	}
-	return "only the firings metered before it was switched off"
+	return "only the firings metered before hotspot switched them off"
 }
 
 func writeTable(b *strings.Builder, m *Model) {
@@ -295,9 +341,9 @@ func writeRow(b *strings.Builder, m *Model, r Row, scale int64) {
 	} else {
 		fmt.Fprintf(b, "<tr data-label=\"%s\">", esc(r.Label))
 	}
-	name := esc(r.Probe)
+	name := breakable(r.Probe, ".)")
 	if i := strings.LastIndexByte(r.Probe, '/'); i >= 0 {
-		name = "<span class=\"pkg\">" + esc(r.Probe[:i+1]) + "</span>" + esc(r.Probe[i+1:])
+		name = "<span class=\"pkg\">" + breakable(r.Probe[:i+1], "/") + "</span>" + breakable(r.Probe[i+1:], ".)")
 	}
 	fmt.Fprintf(b, "<td class=\"probe\" data-v=\"%s\">%s</td>", esc(r.Probe), name)
 	fmt.Fprintf(b, "<td class=\"n\" data-v=\"%d\">%s</td>", r.Count, Count(r.Count))
@@ -338,6 +384,23 @@ func writeRow(b *strings.Builder, m *Model, r Row, scale int64) {
 		}
 	}
 	b.WriteString("</td></tr>\n")
+}
+
+// breakable escapes part of a probe name and lets it wrap after the
+// separators given (the package path's slashes, the name's dots and
+// parentheses) rather than inside an identifier.
+func breakable(s, after string) string {
+	var b strings.Builder
+	for s != "" {
+		i := strings.IndexAny(s, after)
+		if i < 0 || i == len(s)-1 {
+			b.WriteString(esc(s))
+			break
+		}
+		b.WriteString(esc(s[:i+1]) + "<wbr>")
+		s = s[i+1:]
+	}
+	return b.String()
 }
 
 // labelWhy is the few words under a label that keep its row from being

@@ -158,7 +158,7 @@ func TestPageLegendAndLabels(t *testing.T) {
 	// Figures: human units, exact ns on hover, the spread where known.
 	r := row("example.com/app.handle")
 	for _, want := range []string{
-		`<td class="probe" data-v="example.com/app.handle"><span class="pkg">example.com/</span>app.handle</td>`,
+		`<td class="probe" data-v="example.com/app.handle"><span class="pkg">example.com/</span>app.<wbr>handle</td>`,
 		`<td class="n" data-v="40">40</td>`,
 		`<td class="n" data-v="500000000" title="500000000 ns">500 ms</td>`,
 		`<td class="n" data-v="12500000" title="12500000 ns, standard deviation 2.00 ms">12.5 ms</td>`,
@@ -204,13 +204,28 @@ func TestCoverage(t *testing.T) {
 		len(c.Partial) != 1 || c.Partial[0].Probe != "a.worker" {
 		t.Fatalf("marked roots: %+v", c)
 	}
-	if page := render(t, m); !strings.Contains(page, `<p class="note" id="partial-roots">The share is a lower bound: <code>a.worker</code> (disabled) adds only the firings metered before it was switched off.</p>`) {
+	if page := render(t, m); !strings.Contains(page, `<p class="note" id="partial-roots">The share is a lower bound. `+
+		`Only the firings metered before hotspot switched them off (disabled): <code>a.worker</code>. </p>`) {
 		t.Error("a disabled root is not called out")
 	}
-
-	// No marked roots: the roots of the traced paths (a.main and an
-	// unsymbolized frame, which is not in the model).
+	// Long lists are cut, the count of the rest given.
 	m.Roots = nil
+	for i := 0; i < 12; i++ {
+		name := fmt.Sprintf("a.entry%d", i)
+		m.Rows = append(m.Rows, Row{Probe: name, Count: 1, Total: 10})
+		m.Roots = append(m.Roots, name)
+	}
+	if page := render(t, m); !strings.Contains(page, "<code>a.entry7</code> and 4 more.</p>") || strings.Contains(page, "<code>a.entry8</code>") {
+		t.Error("a long list of entries is not cut")
+	}
+
+	// No marked roots: the outermost probes of the traced paths (a.main
+	// and an unsymbolized frame, which is not in the model). a.work starts
+	// a trace of its own too, but runs inside a.main elsewhere: counting it
+	// would count its time twice.
+	m.Roots = nil
+	m.Profile.Samples = append(m.Profile.Samples, Sample{Stack: []string{"a.leaf", "a.work"}, Values: []int64{1, 50, 50},
+		Labels: map[string][]string{"source": {"trace"}}})
 	c = m.Coverage()
 	if fmt.Sprint(c.Roots) != "[a.main]" || !c.FromPath || c.Covered != 1_000_000_000 {
 		t.Fatalf("roots from paths: %+v", c)

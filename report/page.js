@@ -116,6 +116,7 @@
     }
     function draw(focus) {
       graph.textContent = "";
+      var width = graph.clientWidth || 1000;
       var depth = 0, chain = [];
       for (var a = focus; a; a = a.parent) chain.unshift(a);
       var maxDepth = 0;
@@ -128,7 +129,8 @@
         b.style.width = (w * 100) + "%";
         b.style.top = (d * ROW) + "px";
         if (n.parent) b.style.background = color(n.name);
-        b.textContent = n.parent ? short(n.name) : n.name + " (" + figure(n.value) + ")";
+        // A name that cannot be read in its box is left to the tooltip.
+        if (w * width >= 36) b.textContent = n.parent ? short(n.name) : n.name + " (" + figure(n.value) + ")";
         b.setAttribute("data-name", n.name);
         b.setAttribute("data-value", n.value);
         var share = root.value > 0 ? (100 * n.value / root.value).toFixed(1) + "% of all traced" : "";
