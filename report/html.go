@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -186,8 +187,15 @@ func (m *Model) Coverage() Coverage {
 	return c
 }
 
+// percent prints part/whole with one decimal, or two significant digits
+// below 1%, so that a small share does not read as none.
 func percent(part int64, whole time.Duration) string {
-	return strconv.FormatFloat(100*float64(part)/float64(whole), 'f', 1, 64) + "%"
+	p := 100 * float64(part) / float64(whole)
+	digits := 1
+	if p > 0 && p < 1 {
+		digits = 1 - int(math.Floor(math.Log10(p)))
+	}
+	return strconv.FormatFloat(p, 'f', digits, 64) + "%"
 }
 
 func writeCoverage(b *strings.Builder, m *Model) {
@@ -218,11 +226,15 @@ func writeCoverage(b *strings.Builder, m *Model) {
 			from = "the outermost probes of the traced call paths, which start traces and never run inside another traced probe " +
 				"(the model does not say which probes are entries)"
 		}
-		fmt.Fprintf(b, "<p class=\"note\">How this is measured: the inclusive times of the metered firings of the %d entry probes, %s, are summed "+
+		entries := fmt.Sprintf("%d entry probes", len(c.Roots))
+		if len(c.Roots) == 1 {
+			entries = "entry probe"
+		}
+		fmt.Fprintf(b, "<p class=\"note\">How this is measured: the inclusive times of the metered firings of the %s, %s, are summed "+
 			"and set against the process's wall time from its start to when the model was taken, and against its CPU time (user and system). "+
 			"Inclusive time counts waiting as well as running, and entries running on several goroutines add up, so the share can pass 100%%: "+
 			"250%% of wall time means two and a half entries running at once on average. Entries are taken not to run inside one another.</p>\n",
-			len(c.Roots), from)
+			entries, from)
 		b.WriteString("<p class=\"note\" id=\"roots\">Entry probes: ")
 		listed(b, c.Roots, func(r string) string { return "<code>" + esc(r) + "</code>" })
 		b.WriteString(".</p>\n")

@@ -187,6 +187,12 @@ func TestPageCoverage(t *testing.T) {
 		}
 	}
 
+	// A small share keeps two significant digits.
+	m.Wall = 3000 * time.Second
+	if page := render(t, m); !strings.Contains(page, `<span class="big" id="share-wall">0.033%</span>`) {
+		t.Error("a share under 1% lost its digits")
+	}
+
 	// No process times: the covered time alone, and why.
 	m.Wall, m.CPU = 0, 0
 	page = render(t, m)
