@@ -40,7 +40,7 @@ func TestReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"example.com/</span>app.handle", "app.small", `<tr data-key="clock"><td>clock</td>`, `<p id="flame-none">No profile.`} {
+	for _, want := range []string{"example.com/</span>app.<wbr>handle", "app.small", `<tr data-key="clock"><td>clock</td>`, `<p id="flame-none">No profile.`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("page lacks %q", want)
 		}
