@@ -85,6 +85,7 @@ type FileError struct {
 	Err  error
 }
 
+// Error prints "file:line: message".
 func (e *FileError) Error() string {
 	if e.Line > 0 {
 		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
@@ -92,6 +93,7 @@ func (e *FileError) Error() string {
 	return fmt.Sprintf("%s: %v", e.File, e.Err)
 }
 
+// Unwrap returns the error without the file and line.
 func (e *FileError) Unwrap() error { return e.Err }
 
 func fileErr(file string, line int, format string, args ...any) error {
