@@ -68,6 +68,53 @@ func TestNetHTTPOnlyWithLive(t *testing.T) {
 			t.Errorf("the live page links %s", pkg)
 		}
 	}
+	if m := reflectMethods(t, newProgram(t, withLive)); len(m) > 0 {
+		t.Errorf("the live page's program reaches reflect's Method by name, which stops dead-code elimination: %q", m)
+	}
+}
+
+// What the page adds (report, net/http, encoding/json) keeps the linker's
+// dead-code elimination, whatever the rest of the runtime links.
+func TestPageKeepsDeadCodeElimination(t *testing.T) {
+	if m := reflectMethods(t, newProgram(t, pageServer)); len(m) > 0 {
+		t.Fatalf("functions that call reflect's Method by name: %q", m)
+	}
+}
+
+const pageServer = `package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+
+	"github.com/meterio/meter/report"
+)
+
+func main() {
+	http.ListenAndServe(os.Getenv("ADDR"), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m, _ := report.Load(r.URL.Query().Get("model"), "")
+		json.NewEncoder(os.Stderr).Encode(m.Meta)
+		report.WriteHTML(w, m)
+	}))
+}
+`
+
+// reflectMethods builds the program and returns the functions the linker
+// marks as calling reflect's Method or MethodByName with an argument it
+// cannot see: one of them keeps every exported method of every type.
+func reflectMethods(t *testing.T, p *program) []string {
+	t.Helper()
+	out := p.goCmd(t, "build", "-ldflags=-dumpdep", "-o", p.bin, ".")
+	var marked []string
+	seen := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		if i := strings.Index(line, " <ReflectMethod>"); i > 0 && !seen[line[:i]] {
+			seen[line[:i]] = true
+			marked = append(marked, line[:i])
+		}
+	}
+	return marked
 }
 
 // The page's own packages import neither net/http (report, which the
