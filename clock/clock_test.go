@@ -128,24 +128,18 @@ func TestElapsedClamps(t *testing.T) {
 }
 
 func TestManual(t *testing.T) {
-	restore(t)
-	m := UseManual()
-	if Source() != SourceManual || Now() != 0 {
-		t.Fatalf("after UseManual: Source %q, Now %d; want manual, 0", Source(), Now())
+	m := NewManual()
+	if m.Now() != 0 {
+		t.Fatalf("a new manual clock reads %d, want 0", m.Now())
 	}
 	m.Advance(1500)
-	if got := Now(); got != 1500 {
+	if got := m.Now(); got != 1500 {
 		t.Errorf("after Advance(1500): Now = %d", got)
 	}
 	m.Set(10_000)
-	start := Now()
 	m.Advance(250)
-	if got := Nanos(Elapsed(start, Now())); got != 250 {
-		t.Errorf("manual elapsed = %d ns, want 250", got)
-	}
-	w := WallNanos(0)
-	if got := WallNanos(1000) - w; got != 1000 {
-		t.Errorf("WallNanos moved %d for 1000 manual ticks", got)
+	if got := m.Now(); got != 10_250 {
+		t.Errorf("after Set(10000), Advance(250): Now = %d, want 10250", got)
 	}
 }
 
@@ -166,14 +160,16 @@ func TestSetupMono(t *testing.T) {
 
 func TestSetupUnknown(t *testing.T) {
 	restore(t)
-	UseManual()
+	if err := Setup("mono"); err != nil {
+		t.Fatal(err)
+	}
 	for _, kind := range []string{"bogus", "", "TSC", "monotonic"} {
 		err := Setup(kind)
 		if err == nil || !strings.Contains(err.Error(), "auto, tsc or mono") {
 			t.Errorf("Setup(%q) = %v, want an error naming what is accepted", kind, err)
 		}
 	}
-	if Source() != SourceManual {
+	if Source() != SourceMono {
 		t.Errorf("an unknown kind changed the source to %q", Source())
 	}
 }

@@ -90,4 +90,4 @@ func NewLabelSink() *LabelSink { return &LabelSink{labeler{on: true}} }
 func (s *LabelSink) TraceStarted(g *meter.Goroutine, root *meter.Probe) { s.l.started(g, root) }
 
 // TraceEnded puts back the labels the goroutine had before the trace.
-func (s *LabelSink) TraceEnded(g *meter.Goroutine, _ []meter.Span, _ bool) { s.l.ended(g) }
+func (s *LabelSink) TraceSpans(uint64, []meter.Span, bool, bool) {}

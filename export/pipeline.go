@@ -226,7 +226,7 @@ func (p *Pipeline) TraceStarted(g *meter.Goroutine, root *meter.Probe) {
 	p.labels.started(g, root)
 }
 
-// TraceEnded copies the trace's spans into the queue and wakes the exporter
+// TraceSpans copies the trace's spans into the queue and wakes the exporter
 // if they complete a batch. It runs on the traced goroutine.
 //
 // Cost: one CAS on the queue's tail for the whole trace, then a 64-byte copy
@@ -236,8 +236,7 @@ func (p *Pipeline) TraceStarted(g *meter.Goroutine, root *meter.Probe) {
 // exporter waits on, wakes the exporter. A producer that finds the queue
 // full while the exporter is still parked yields its processor
 // (runtime.Gosched), so that the woken exporter gets to run.
-func (p *Pipeline) TraceEnded(g *meter.Goroutine, spans []meter.Span, truncated bool) {
-	p.labels.ended(g)
+func (p *Pipeline) TraceSpans(trace uint64, spans []meter.Span, final, truncated bool) {
 	n := len(spans)
 	if n == 0 {
 		return
@@ -247,12 +246,12 @@ func (p *Pipeline) TraceEnded(g *meter.Goroutine, spans []meter.Span, truncated 
 		return
 	}
 	pos, k := p.q.claim(n)
-	r := record{trace: g.TraceID}
+	r := record{trace: trace}
 	for i := 0; i < k; i++ {
 		s := &spans[i]
-		r.probe, r.start, r.end, r.inherent, r.parent, r.index = s.Probe, s.Start, s.End, s.Inherent, s.Parent, int32(i)
+		r.probe, r.start, r.end, r.inherent, r.parent, r.index = s.Probe, s.Start, s.End, s.Inherent, s.Parent, s.Index
 		r.flags = 0
-		if i == 0 && truncated {
+		if s.Parent < 0 && truncated {
 			r.flags = flagTruncated
 		}
 		p.q.publish(pos+uint64(i), &r)

@@ -44,7 +44,7 @@ func startExports(c env.Config, ch meter.Chain) meter.Sink {
 		}
 	}
 	if len(opts) == 0 {
-		if len(ch.Gates) > 0 {
+		if ch.Tracepoint != nil || ch.Flowcheck != nil {
 			return export.NewLabelSink()
 		}
 		return nil

@@ -23,6 +23,8 @@ type Config struct {
 	HotspotThreshold         int64 // ns, inclusive
 	HotspotThresholdInherent int64 // ns, inherent
 	HotspotInitial           int64
+	HotspotSample            int64   // 1 in N firings of a sampled probe metered; 0: no sampling
+	HotspotSampleShare       float64 // fraction of wall time a cold probe must take to be sampled
 
 	BudgetEnabled bool
 	BudgetPercent int64
@@ -58,6 +60,8 @@ func Defaults() Config {
 		HotspotThreshold:         10_000,
 		HotspotThresholdInherent: 2_000,
 		HotspotInitial:           1000,
+		HotspotSample:            64,
+		HotspotSampleShare:       0.002,
 		BudgetPercent:            10,
 		BudgetUnit:               1_000,
 		TracepointSample:         100,
@@ -68,10 +72,12 @@ func Defaults() Config {
 	}
 }
 
-// Names lists every property this package reads.
+// Names lists every property this package reads; Unknown names the
+// nearest of them for a misspelt one.
 var Names = []string{
 	"METER_ENABLED", "METER_CLOCK",
 	"METER_HOTSPOT_ENABLED", "METER_HOTSPOT_THRESHOLD", "METER_HOTSPOT_THRESHOLD_INHERENT", "METER_HOTSPOT_INITIAL",
+	"METER_HOTSPOT_SAMPLE", "METER_HOTSPOT_SAMPLE_SHARE",
 	"METER_BUDGET_ENABLED", "METER_BUDGET_PERCENT", "METER_BUDGET_UNIT",
 	"METER_TRACEPOINT_ENABLED", "METER_TRACEPOINT_SAMPLE", "METER_TRACEPOINT_INCLUDE",
 	"METER_FLOWCHECK_ENABLED", "METER_FLOWCHECK_LOWER", "METER_FLOWCHECK_UPPER",
@@ -138,6 +144,21 @@ func (p parser) micros(name string, dst *int64, positive bool) {
 	*dst = int64(math.Round(f * 1000))
 }
 
+// percent parses a percentage from 0 to 100, fractions allowed, into a
+// fraction.
+func (p parser) percent(name string, dst *float64) {
+	v, ok := p.lookup(name)
+	if !ok || v == "" {
+		return
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || math.IsNaN(f) || f < 0 || f > 100 {
+		p.complain(name, v, "a percentage from 0 to 100", strconv.FormatFloat(*dst*100, 'f', -1, 64))
+		return
+	}
+	*dst = f / 100
+}
+
 func (p parser) choice(name string, dst *string, choices ...string) {
 	v, ok := p.lookup(name)
 	if !ok || v == "" {
@@ -164,6 +185,8 @@ func Load(lookup func(string) (string, bool), errs io.Writer) Config {
 	p.micros("METER_HOTSPOT_THRESHOLD", &c.HotspotThreshold, false)
 	p.micros("METER_HOTSPOT_THRESHOLD_INHERENT", &c.HotspotThresholdInherent, false)
 	p.integer("METER_HOTSPOT_INITIAL", &c.HotspotInitial, 1, math.MaxInt32)
+	p.integer("METER_HOTSPOT_SAMPLE", &c.HotspotSample, 0, 1<<30)
+	p.percent("METER_HOTSPOT_SAMPLE_SHARE", &c.HotspotSampleShare)
 
 	p.boolean("METER_BUDGET_ENABLED", &c.BudgetEnabled)
 	p.integer("METER_BUDGET_PERCENT", &c.BudgetPercent, 1, 100)
@@ -244,4 +267,49 @@ func validAddress(a string) bool {
 		}
 	}
 	return true
+}
+
+// Unknown writes one line to errs for each METER_ variable in environ
+// (os.Environ's form, NAME=value) that is not a property, naming the
+// nearest property: a typo never passes silently, and never stops the
+// program.
+func Unknown(environ []string, errs io.Writer) {
+	known := map[string]bool{}
+	for _, n := range Names {
+		known[n] = true
+	}
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "METER_") || known[name] {
+			continue
+		}
+		best, dist := "", math.MaxInt
+		for _, n := range Names {
+			if d := distance(name, n); d < dist {
+				best, dist = n, d
+			}
+		}
+		fmt.Fprintf(errs, "meter: %s is not a property (did you mean %s?); it is ignored\n", name, best)
+	}
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -2,6 +2,14 @@
 
 package meter
 
+// begin is Begin: all of it in Go here (under -race, and off amd64).
+//
+//go:noinline
+func begin(p *Probe, _ *Goroutine, _, _ uintptr) Firing {
+	pos, pc := callerFrame()
+	return beginGo(p, nil, pos, pc)
+}
+
 // cached returns the running goroutine's state when it sits in its home
 // slot of the goroutine table, and nil otherwise.
 func cached() *Goroutine {
@@ -13,6 +21,3 @@ func cached() *Goroutine {
 	}
 	return nil
 }
-
-// begin is Begin: all of it in Go here (under -race, and off amd64).
-func begin(p *Probe, _, _ int64) Firing { return beginSlow(p, 0, 0) }
