@@ -14,6 +14,7 @@ var probes [1]probe.Probe
 func init() { probe.Register(probes[:], "example.com/plain.main") }
 
 func main() {
+	probe.Main()
 	f := probes[0].Begin()
 	probes[0].End(f)
 	probe.Shutdown()

@@ -153,7 +153,16 @@ func delta(o, c *Row, oldTotal, curTotal int64, k int, old, cur *Model, signific
 	if k == 1 {
 		sd0, sd1 = s0.Inherent, s1.Inherent
 	}
-	p, ok := Welch(m0, sd0, o.Count, m1, sd1, c.Count)
+	// The test's sample sizes are the firings measured: for a sampled
+	// probe, the .stats file says how many; otherwise the count is.
+	n0, n1 := o.Count, c.Count
+	if s0.Metered > 0 {
+		n0 = s0.Metered
+	}
+	if s1.Metered > 0 {
+		n1 = s1.Metered
+	}
+	p, ok := Welch(m0, sd0, n0, m1, sd1, n1)
 	if !ok {
 		return change + " (n<2)"
 	}

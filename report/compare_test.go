@@ -14,7 +14,7 @@ func compareModels() (old, cur *Model) {
 			{Probe: "a.once", Count: 1, Total: 2_000, InherentTotal: 2_000},
 			{Probe: "a.zero", Label: "budget"},
 		},
-		Spreads: map[string]Spread{"a.handle": {100_000, 10_000}, "a.parse": {5_000, 1_000}, "a.once": {}},
+		Spreads: map[string]Spread{"a.handle": {Inclusive: 100_000, Inherent: 10_000}, "a.parse": {Inclusive: 5_000, Inherent: 1_000}, "a.once": {}},
 		Meta:    []Field{{Key: "extensions", Value: "hotspot(threshold=10000ns inherent=2000ns initial=1000)"}},
 	}
 	cur = &Model{Name: "new.csv",
@@ -25,7 +25,7 @@ func compareModels() (old, cur *Model) {
 			{Probe: "a.once", Count: 3, Total: 3_000, InherentTotal: 3_000},
 			{Probe: "a.zero", Label: "budget"},
 		},
-		Spreads: map[string]Spread{"a.handle": {100_000, 10_000}, "a.parse": {5_000, 1_000}, "a.once": {10, 10}},
+		Spreads: map[string]Spread{"a.handle": {Inclusive: 100_000, Inherent: 10_000}, "a.parse": {Inclusive: 5_000, Inherent: 1_000}, "a.once": {Inclusive: 10, Inherent: 10}},
 		Meta:    []Field{{Key: "extensions", Value: "hotspot(threshold=10000ns inherent=2000ns initial=1000)"}},
 	}
 	return old, cur
@@ -87,6 +87,15 @@ func TestCompareWithoutSpreads(t *testing.T) {
 	Compare(&b, old, cur)
 	if !strings.Contains(b.String(), "no significance marks: old.csv.stats and new.csv.stats are missing") {
 		t.Errorf("both missing:\n%s", b.String())
+	}
+
+	// A sampled probe's test counts the firings metered, not its count.
+	old, cur = compareModels()
+	cur.Spreads["a.handle"] = Spread{Inclusive: 100_000, Inherent: 10_000, Metered: 1}
+	b.Reset()
+	Compare(&b, old, cur)
+	if !strings.Contains(b.String(), "-10.00% (n<2)") {
+		t.Errorf("the metered count is not the sample size:\n%s", b.String())
 	}
 
 	old, cur = compareModels()

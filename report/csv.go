@@ -22,7 +22,7 @@ var StatsColumns = []string{"probe", "inclusive_sd_ns", "inherent_sd_ns"}
 // error.
 func ReadModel(r io.Reader, name string) ([]Row, error) {
 	var rows []Row
-	err := readCSV(r, name, ModelColumns, func(rec []string, line int) error {
+	err := readCSV(r, name, ModelColumns, nil, func(rec []string, line int) error {
 		row := Row{Probe: rec[0], Label: rec[8]}
 		for i, dst := range []*int64{&row.Count, &row.Total, &row.Avg, &row.InherentTotal, &row.InherentAvg, &row.Min, &row.Max} {
 			n, err := strconv.ParseInt(rec[i+1], 10, 64)
@@ -38,10 +38,19 @@ func ReadModel(r io.Reader, name string) ([]Row, error) {
 }
 
 // ReadStats reads a .stats sidecar: the standard deviations of each
-// probe's inclusive and inherent times.
+// probe's inclusive and inherent times and, in an optional column named
+// metered after them, how many firings they come from.
 func ReadStats(r io.Reader, name string) (map[string]Spread, error) {
 	spreads := map[string]Spread{}
-	err := readCSV(r, name, StatsColumns, func(rec []string, line int) error {
+	metered := -1 // the metered column, when there is one
+	header := func(h []string) {
+		for i, c := range h {
+			if c == "metered" && i >= len(StatsColumns) {
+				metered = i
+			}
+		}
+	}
+	err := readCSV(r, name, StatsColumns, header, func(rec []string, line int) error {
 		var s Spread
 		for i, dst := range []*float64{&s.Inclusive, &s.Inherent} {
 			f, err := strconv.ParseFloat(rec[i+1], 64)
@@ -50,29 +59,42 @@ func ReadStats(r io.Reader, name string) (map[string]Spread, error) {
 			}
 			*dst = f
 		}
+		if metered >= 0 {
+			if metered >= len(rec) {
+				return fileErr(name, line, "no metered field")
+			}
+			n, err := strconv.ParseInt(rec[metered], 10, 64)
+			if err != nil || n < 0 {
+				return fileErr(name, line, "metered %q is not a whole number of at least 0", rec[metered])
+			}
+			s.Metered = n
+		}
 		spreads[rec[0]] = s
 		return nil
 	})
 	return spreads, err
 }
 
-// readCSV checks the header and hands each record, cut to the expected
-// columns, to row with its line number.
-func readCSV(r io.Reader, name string, columns []string, row func(rec []string, line int) error) error {
+// readCSV checks that the header starts with columns, shows it to header
+// (which may be nil), and hands each record to row with its line number.
+func readCSV(r io.Reader, name string, columns []string, header func([]string), row func(rec []string, line int) error) error {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
 	want := strings.Join(columns, ",")
-	header, err := cr.Read()
+	head, err := cr.Read()
 	if err == io.EOF {
 		return fileErr(name, 1, "empty file: want the header %s", want)
 	}
 	if err != nil {
 		return csvErr(name, err)
 	}
-	if len(header) < len(columns) || strings.Join(header[:len(columns)], ",") != want {
-		return fileErr(name, 1, "header %q: want %s", strings.Join(header, ","), want)
+	if len(head) < len(columns) || strings.Join(head[:len(columns)], ",") != want {
+		return fileErr(name, 1, "header %q: want %s", strings.Join(head, ","), want)
 	}
+	if header != nil {
+		header(head)
+	}
+	cr.ReuseRecord = true
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -85,7 +107,7 @@ func readCSV(r io.Reader, name string, columns []string, row func(rec []string, 
 		if len(rec) < len(columns) {
 			return fileErr(name, line, "%d fields: want %d (%s)", len(rec), len(columns), want)
 		}
-		if err := row(rec[:len(columns)], line); err != nil {
+		if err := row(rec, line); err != nil {
 			return err
 		}
 	}

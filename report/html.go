@@ -51,6 +51,7 @@ var metaMeaning = map[string]string{
 	"traces":            "traces that ended",
 	"truncated_traces":  "traces cut short: at METER_TRACE_MAX firings, or exported before their root ended",
 	"dropped_spans":     "spans of traces the export queue had no room for",
+	"unwound":           "metered firings a panic or runtime.Goexit unwound before their end: not counted",
 	"clamped_durations": "clock differences that came out negative and were counted as zero",
 	"reenabled":         "times a spot check gave a disabled probe back its balance",
 	"roots":             "entry probes: the units of work (handlers, goroutine functions)",
@@ -358,9 +359,17 @@ func writeRow(b *strings.Builder, m *Model, r Row, scale int64) {
 		name = "<span class=\"pkg\">" + breakable(r.Probe[:i+1], "/") + "</span>" + breakable(r.Probe[i+1:], ".)")
 	}
 	fmt.Fprintf(b, "<td class=\"probe\" data-v=\"%s\">%s</td>", esc(r.Probe), name)
-	fmt.Fprintf(b, "<td class=\"n\" data-v=\"%d\">%s</td>", r.Count, Count(r.Count))
-	spread, hasSpread := m.Spreads[r.Probe]
 	est := r.Label == LabelSampled
+	spread, hasSpread := m.Spreads[r.Probe]
+	if est {
+		title := "an estimate"
+		if hasSpread && spread.Metered > 0 {
+			title += fmt.Sprintf(", from %s metered", Count(spread.Metered))
+		}
+		fmt.Fprintf(b, "<td class=\"n est\" data-v=\"%d\" title=\"%s\">%s</td>", r.Count, title, Count(r.Count))
+	} else {
+		fmt.Fprintf(b, "<td class=\"n\" data-v=\"%d\">%s</td>", r.Count, Count(r.Count))
+	}
 	for i, v := range []int64{r.Total, r.Avg, r.InherentTotal, r.InherentAvg, r.Min, r.Max} {
 		title := strconv.FormatInt(v, 10) + " ns"
 		if hasSpread && (i == 1 || i == 3) {
@@ -424,7 +433,7 @@ func labelWhy(label string) string {
 	case LabelBudget:
 		return "never affordable; not metered"
 	case LabelSampled:
-		return "totals estimated"
+		return "count and totals estimated"
 	}
 	return ""
 }
@@ -475,8 +484,8 @@ func writeLegend(b *strings.Builder, m *Model) {
 			"Its figures cover only its metered firings, before it was switched off; later calls are not in them"},
 		{"<span class=\"label label-budget\">budget</span>", "it can never afford its own measurement (its typical time, at the budget's " +
 			"percentage, buys less than one unit), so budget stopped metering it; its figures cover the firings before that"},
-		{"<span class=\"label label-sampled\">sampled</span>", "1 in N of its firings is metered; its totals, marked ≈, are estimates " +
-			"from the counted firings"},
+		{"<span class=\"label label-sampled\">sampled</span>", "1 in N of its firings is metered; its count and totals, marked ≈, are estimates " +
+			"from the counted firings, and its averages, min and max those of the metered ones"},
 		{"no label", "metered, without a finding"},
 	}
 	known := map[string]bool{"": true, LabelHotspot: true, LabelDisabled: true, LabelBudget: true, LabelSampled: true}

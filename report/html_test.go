@@ -32,7 +32,7 @@ func pageModel(t *testing.T) *Model {
 			{Key: "probes", Value: "17"},
 			{Key: "from_the_future", Value: "<b>42</b>"},
 		},
-		Spreads: map[string]Spread{"example.com/app.handle": {2_000_000, 500_000}},
+		Spreads: map[string]Spread{"example.com/app.handle": {Inclusive: 2_000_000, Inherent: 500_000}, "example.com/app.sampled": {Metered: 3}},
 		Roots:   []string{"a.main"},
 		Wall:    2 * time.Second,
 		CPU:     time.Second,
@@ -131,7 +131,7 @@ func TestPageLegendAndLabels(t *testing.T) {
 		"mean inclusive time at or above 10.0 µs and mean inherent time at or above 2.00 µs", // the chain's thresholds
 		"hotspot switched it off", "only its metered firings, before it was switched off",
 		"can never afford its own measurement",
-		"1 in N of its firings is metered; its totals, marked ≈, are estimates",
+		"1 in N of its firings is metered; its count and totals, marked ≈, are estimates",
 		`<span class="label">frozen</span></dt><dd>a label this page does not know`,
 	} {
 		if !strings.Contains(legend, want) {
@@ -149,7 +149,8 @@ func TestPageLegendAndLabels(t *testing.T) {
 	if r := row("example.com/app.small"); !strings.HasPrefix(r, `<tr class="partial" data-label="disabled">`) || !strings.Contains(r, "figures until switched off") {
 		t.Errorf("disabled row: %s", r)
 	}
-	if r := row("example.com/app.sampled"); strings.Count(r, `class="n est"`) != 2 || !strings.Contains(r, "totals estimated") {
+	if r := row("example.com/app.sampled"); strings.Count(r, `class="n est"`) != 3 || !strings.Contains(r, "count and totals estimated") ||
+		!strings.Contains(r, `<td class="n est" data-v="10" title="an estimate, from 3 metered">10</td>`) {
 		t.Errorf("sampled row: %s", r)
 	}
 	if r := row("example.com/app.tiny"); strings.Count(r, ">–</td>") != 6 || !strings.Contains(r, `data-label="budget"`) {

@@ -45,9 +45,11 @@ type Field struct {
 }
 
 // Spread is the standard deviation of one probe's metered firings, in ns,
-// from the .stats file.
+// from the .stats file, and how many firings were metered when the file
+// says (a sampled probe's count is an estimate of all its firings).
 type Spread struct {
 	Inclusive, Inherent float64
+	Metered             int64 // 0: not given; the count is the number metered
 }
 
 // Model is what a page shows and what compare reads: the rows of one
