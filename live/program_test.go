@@ -59,10 +59,11 @@ func (p *program) goCmd(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-func (p *program) build(t *testing.T) {
+// build builds the program, with the race detector if race.
+func (p *program) build(t *testing.T, race bool) {
 	t.Helper()
 	args := []string{"build", "-o", p.bin}
-	if raceBuild {
+	if race {
 		args = append(args, "-race")
 	}
 	p.goCmd(t, append(args, ".")...)
