@@ -12,6 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/meterio/meter/extensions/budget"
+	"github.com/meterio/meter/extensions/flowcheck"
+	"github.com/meterio/meter/extensions/hotspot"
+	"github.com/meterio/meter/extensions/spotcheck"
+	"github.com/meterio/meter/extensions/tracepoint"
 )
 
 // Config is every METER_* property, parsed. Times are nanoseconds.
@@ -51,23 +57,24 @@ type Config struct {
 	HTTP string // host:port of the live page; "" when off
 }
 
-// Defaults returns the configuration with every property at its default.
+// Defaults returns the configuration with every property at its default:
+// each extension's own, from its package.
 func Defaults() Config {
 	return Config{
 		Enabled:                  true,
 		Clock:                    "auto",
 		HotspotEnabled:           true,
-		HotspotThreshold:         10_000,
-		HotspotThresholdInherent: 2_000,
-		HotspotInitial:           1000,
-		HotspotSample:            64,
-		HotspotSampleShare:       0.002,
-		BudgetPercent:            10,
-		BudgetUnit:               1_000,
-		TracepointSample:         100,
-		FlowcheckLower:           0,
-		FlowcheckUpper:           100,
-		SpotcheckInterval:        10000,
+		HotspotThreshold:         hotspot.DefaultThreshold,
+		HotspotThresholdInherent: hotspot.DefaultThresholdInherent,
+		HotspotInitial:           hotspot.DefaultInitial,
+		HotspotSample:            hotspot.DefaultSample,
+		HotspotSampleShare:       hotspot.DefaultSampleShare,
+		BudgetPercent:            budget.DefaultPercent,
+		BudgetUnit:               budget.DefaultUnit,
+		TracepointSample:         tracepoint.DefaultSample,
+		FlowcheckLower:           flowcheck.DefaultLower,
+		FlowcheckUpper:           flowcheck.DefaultUpper,
+		SpotcheckInterval:        spotcheck.DefaultInterval,
 		TraceMax:                 10000,
 	}
 }
@@ -193,7 +200,7 @@ func Load(lookup func(string) (string, bool), errs io.Writer) Config {
 	p.micros("METER_BUDGET_UNIT", &c.BudgetUnit, true)
 
 	p.boolean("METER_TRACEPOINT_ENABLED", &c.TracepointEnabled)
-	p.integer("METER_TRACEPOINT_SAMPLE", &c.TracepointSample, 1, math.MaxInt64)
+	p.integer("METER_TRACEPOINT_SAMPLE", &c.TracepointSample, 1, tracepoint.MaxSample)
 	if v, ok := lookup("METER_TRACEPOINT_INCLUDE"); ok && v != "" {
 		re, err := regexp.Compile(v)
 		if err != nil {
@@ -205,8 +212,8 @@ func Load(lookup func(string) (string, bool), errs io.Writer) Config {
 
 	p.boolean("METER_FLOWCHECK_ENABLED", &c.FlowcheckEnabled)
 	lower, upper := c.FlowcheckLower, c.FlowcheckUpper
-	p.integer("METER_FLOWCHECK_LOWER", &lower, 0, math.MaxInt32)
-	p.integer("METER_FLOWCHECK_UPPER", &upper, 0, math.MaxInt32)
+	p.integer("METER_FLOWCHECK_LOWER", &lower, 0, flowcheck.MaxGap)
+	p.integer("METER_FLOWCHECK_UPPER", &upper, 0, flowcheck.MaxGap)
 	if upper < lower {
 		fmt.Fprintf(errs, "meter: METER_FLOWCHECK_UPPER=%d is below METER_FLOWCHECK_LOWER=%d: want UPPER >= LOWER; using the defaults, %d and %d\n",
 			upper, lower, c.FlowcheckLower, c.FlowcheckUpper)
@@ -215,7 +222,7 @@ func Load(lookup func(string) (string, bool), errs io.Writer) Config {
 	}
 
 	p.boolean("METER_SPOTCHECK_ENABLED", &c.SpotcheckEnabled)
-	p.integer("METER_SPOTCHECK_INTERVAL", &c.SpotcheckInterval, 1, math.MaxInt64)
+	p.integer("METER_SPOTCHECK_INTERVAL", &c.SpotcheckInterval, 1, spotcheck.MaxInterval)
 	p.integer("METER_TRACE_MAX", &c.TraceMax, 1, math.MaxInt32)
 
 	if v, ok := lookup("METER_EXPORT_CSV"); ok {

@@ -73,13 +73,15 @@ func TestBadValuesGetOneLineAndTheDefault(t *testing.T) {
 		{"METER_BUDGET_PERCENT", "101", "from 1 to 100", func(c Config) bool { return c.BudgetPercent == d.BudgetPercent }},
 		{"METER_BUDGET_PERCENT", "10%", "from 1 to 100", func(c Config) bool { return c.BudgetPercent == d.BudgetPercent }},
 		{"METER_BUDGET_UNIT", "0", "at least 0.001", func(c Config) bool { return c.BudgetUnit == d.BudgetUnit }},
-		{"METER_TRACEPOINT_SAMPLE", "0", "at least 1", func(c Config) bool { return c.TracepointSample == d.TracepointSample }},
+		{"METER_TRACEPOINT_SAMPLE", "0", "from 1 to 1099511627776", func(c Config) bool { return c.TracepointSample == d.TracepointSample }},
 		{"METER_TRACEPOINT_INCLUDE", "bolt.(", "regular expression", func(c Config) bool { return c.TracepointInclude == nil }},
 		{"METER_FLOWCHECK_LOWER", "-5", "from 0 to 2147483647", func(c Config) bool { return c.FlowcheckLower == d.FlowcheckLower }},
-		{"METER_SPOTCHECK_INTERVAL", "1e4", "at least 1", func(c Config) bool { return c.SpotcheckInterval == d.SpotcheckInterval }},
+		{"METER_SPOTCHECK_INTERVAL", "1e4", "from 1 to 1099511627776", func(c Config) bool { return c.SpotcheckInterval == d.SpotcheckInterval }},
 		{"METER_TRACE_MAX", "many", "from 1 to 2147483647", func(c Config) bool { return c.TraceMax == d.TraceMax }},
 		{"METER_EXPORT_OTLP", "grpc", "true or false", func(c Config) bool { return !c.ExportOTLP }},
 		{"METER_EXPORT_INTERVAL", "10", "Go duration", func(c Config) bool { return c.ExportInterval == 0 }},
+		{"METER_HOTSPOT_SAMPLE", "-1", "from 0 to 1073741824", func(c Config) bool { return c.HotspotSample == d.HotspotSample }},
+		{"METER_HOTSPOT_SAMPLE_SHARE", "0.5%", "percentage from 0 to 100", func(c Config) bool { return c.HotspotSampleShare == d.HotspotSampleShare }},
 	} {
 		c, errs := load(tc.name, tc.value)
 		lines := strings.Split(strings.TrimSuffix(errs, "\n"), "\n")
@@ -99,5 +101,15 @@ func TestFlowcheckUpperBelowLowerIsRefused(t *testing.T) {
 	}
 	if c.FlowcheckLower != 0 || c.FlowcheckUpper != 100 {
 		t.Fatalf("bounds %d..%d, want the defaults 0..100", c.FlowcheckLower, c.FlowcheckUpper)
+	}
+}
+
+func TestUnknownNamesTheNearestProperty(t *testing.T) {
+	var errs bytes.Buffer
+	Unknown([]string{"PATH=/bin", "METER_CLOCK=tsc", "METER_TRACEPOINT_SAMPLES=5", "METER_EXPORT_CVS=m.csv", "METERX=1"}, &errs)
+	want := "meter: METER_TRACEPOINT_SAMPLES is not a property (did you mean METER_TRACEPOINT_SAMPLE?); it is ignored\n" +
+		"meter: METER_EXPORT_CVS is not a property (did you mean METER_EXPORT_CSV?); it is ignored\n"
+	if errs.String() != want {
+		t.Fatalf("stderr %q\nwant %q", errs.String(), want)
 	}
 }
