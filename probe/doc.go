@@ -51,6 +51,7 @@
 //	METER_EXPORT_PPROF                (none)   path: metered call paths as a pprof profile
 //	METER_EXPORT_OTLP                 false    traces and the model over OTLP (needs the otlp import)
 //	METER_EXPORT_INTERVAL             0        Go duration; 0: at exit only
+//	METER_HTTP                        (off)    host:port: the live page (needs the live import; see package live)
 //
 // # Ending
 //

@@ -21,12 +21,14 @@ var (
 // package's init. It starts what only a running program needs, not a test
 // binary: the handling of SIGTERM and SIGINT (see Notify), and one line on
 // standard error saying what is metered and where the model goes, when an
-// export is configured (silent otherwise).
+// export is configured (silent otherwise), and one line when METER_HTTP
+// asks for the live page and the program does not link it.
 func Main() {
 	mainOnce.Do(func() {
 		setupOnce.Do(setup)
 		watchSignals()
 		announce()
+		checkLive(stderr) // live.go: every init has run, so a missing live page is known
 	})
 }
 

@@ -53,6 +53,8 @@ type Config struct {
 	ExportPprof    string
 	ExportOTLP     bool
 	ExportInterval time.Duration
+
+	HTTP string // host:port of the live page; "" when off
 }
 
 // Defaults returns the configuration with every property at its default:
@@ -89,6 +91,7 @@ var Names = []string{
 	"METER_SPOTCHECK_ENABLED", "METER_SPOTCHECK_INTERVAL",
 	"METER_TRACE_MAX",
 	"METER_EXPORT_CSV", "METER_EXPORT_PPROF", "METER_EXPORT_OTLP", "METER_EXPORT_INTERVAL",
+	"METER_HTTP",
 }
 
 type parser struct {
@@ -237,7 +240,40 @@ func Load(lookup func(string) (string, bool), errs io.Writer) Config {
 			c.ExportInterval = d
 		}
 	}
+	if v, ok := lookup("METER_HTTP"); ok && v != "" {
+		if validAddress(v) {
+			c.HTTP = v
+		} else {
+			p.complain("METER_HTTP", v, "an address host:port, such as 127.0.0.1:6060 (port 0: any free port)", "off")
+		}
+	}
 	return c
+}
+
+// validAddress reports whether a is host:port as net.Listen takes it: a
+// port from 0 to 65535 and a host that is empty (every interface), a name,
+// an IPv4 address or a bracketed IPv6 one. It is checked here without the
+// net package, which a program without the live page does not link.
+func validAddress(a string) bool {
+	i := strings.LastIndexByte(a, ':')
+	if i < 0 {
+		return false
+	}
+	host, port := a[:i], a[i+1:]
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return false
+	}
+	if strings.HasPrefix(host, "[") {
+		inner, ok := strings.CutSuffix(host[1:], "]")
+		ip, _, _ := strings.Cut(inner, "%") // a zone, as in [fe80::1%eth0]
+		return ok && strings.Contains(ip, ":") && strings.Trim(ip, "0123456789abcdefABCDEF:.") == ""
+	}
+	for _, r := range host {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // Unknown writes one line to errs for each METER_ variable in environ
