@@ -27,14 +27,12 @@ browser:
 
 # The engine's assembly fast paths are built only without -race, so the
 # runtime's packages run a second time without it. The browser test runs
-# once more on its own with METER_REQUIRE_BROWSER=1, so that it fails
-# rather than skips without chromium; only there, because the runtime
-# names any METER_ variable that is not a property in the programs the
-# other tests start.
+# once more on its own with REPORT_REQUIRE_BROWSER=1, so that it fails
+# rather than skips without chromium.
 unit:
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 ./...); done
 	$(GO) test -count=1 ./meter ./probe ./extensions/...
-	METER_REQUIRE_BROWSER=1 $(GO) test -count=1 -run '^TestBrowser$$' ./report
+	REPORT_REQUIRE_BROWSER=1 $(GO) test -count=1 -run '^TestBrowser$$' ./report
 
 # Every benchmark runs a few iterations, so they keep compiling and running.
 bench-smoke:

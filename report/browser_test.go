@@ -15,15 +15,15 @@ import (
 )
 
 // chromium finds Debian's chromium. Without it the test is skipped, unless
-// METER_REQUIRE_BROWSER=1 (make test sets it; make browser installs it).
+// REPORT_REQUIRE_BROWSER=1 (make test sets it; make browser installs it).
 func chromium(t *testing.T) string {
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
 	}
-	if os.Getenv("METER_REQUIRE_BROWSER") == "1" {
-		t.Fatal("chromium is not installed and METER_REQUIRE_BROWSER=1: run make browser (apt-get install -y chromium)")
+	if os.Getenv("REPORT_REQUIRE_BROWSER") == "1" {
+		t.Fatal("chromium is not installed and REPORT_REQUIRE_BROWSER=1: run make browser (apt-get install -y chromium)")
 	}
 	t.Skip("chromium is not installed (make browser installs it)")
 	return ""
