@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 )
@@ -27,7 +28,18 @@ func main() {
 	load := flag.String("load", "", "base `URL` of a running service: drive it with requests instead of serving")
 	n := flag.Int("n", 10000, "requests to send, with -load")
 	c := flag.Int("c", 8, "concurrent clients, with -load")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the serving to `file` (with -graceful: until the signal)")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "service:", err)
+			os.Exit(1)
+		}
+		pprof.StartCPUProfile(f)
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	if *load != "" {
 		st, err := drive(*load, *n, *c)
 		if err != nil {
