@@ -27,6 +27,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// runtimeYield lets other goroutines run while a test waits for a
+// condition that they will make true.
+func runtimeYield() { runtime.Gosched() }
+
 // settle waits until at most base goroutines run.
 func settle(base int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)

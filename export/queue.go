@@ -7,19 +7,22 @@ import (
 )
 
 // record is one span as it waits in the queue: a copy of meter.Span plus the
-// trace it belongs to and its index in that trace.
+// trace it belongs to. 64 bytes.
 type record struct {
-	trace    uint64 // meter.Goroutine.TraceID
+	trace    uint64 // the meter trace id
 	probe    *meter.Probe
 	start    int64 // ticks
-	end      int64 // ticks
+	end      int64 // ticks; 0 for a firing cut off before it ended
 	inherent int64 // ns
 	parent   int32 // index of the parent span in the same trace; -1 for the root
 	index    int32 // index of this span in its trace
 	flags    uint32
 }
 
-const flagTruncated = 1 // set on a root whose trace reached METER_TRACE_MAX
+const (
+	flagTruncated = 1 << iota // handed over in a truncated part of its trace
+	flagFinal                 // the last span of its trace's final part
+)
 
 // slot holds one record. seq is the queue position + 1 once the record for
 // that position is written. The consumer reads seq only when some claimed
@@ -78,25 +81,27 @@ type queue struct {
 
 const unarmed = 1 << 63 // target while the consumer is awake: never reached
 
-// newQueue returns a queue that holds size spans (rounded up to a power of
-// two) while the consumer exports up to batch taken ones in place. The ring
-// has a power of two of at least size+batch slots: a batch taken from
-// positions [h, h+n), n <= batch, occupies slots that positions up to
-// h+n+size-1, the most producers may claim before the next take, never
-// reach.
+// newQueue returns a queue that holds size spans while the consumer
+// exports up to batch taken ones in place. The ring has a power of two of
+// at least size+batch slots: a batch taken from positions [h, h+n),
+// n <= batch, occupies slots that positions up to h+n+size-1, the most
+// producers may claim before the next take, never reach.
 func newQueue(size, batch int) *queue {
-	n := 1
-	for n < size {
-		n <<= 1
-	}
-	ring := 1
-	for ring < n+batch {
-		ring <<= 1
-	}
-	q := &queue{slots: make([]slot, ring), mask: uint64(ring - 1), size: uint64(n), wake: make(chan struct{}, 1)}
+	ring := ringSize(size, batch)
+	q := &queue{slots: make([]slot, ring), mask: uint64(ring - 1), size: uint64(size), wake: make(chan struct{}, 1)}
 	q.target.Store(unarmed) // nobody signals until the consumer arms it
 	q.hole.Store(unarmed)
 	return q
+}
+
+// ringSize is the number of slots newQueue allocates: the smallest power
+// of two of at least size+batch.
+func ringSize(size, batch int) int {
+	ring := 1
+	for ring < size+batch {
+		ring <<= 1
+	}
+	return ring
 }
 
 // claim reserves up to n consecutive positions and returns the first and how

@@ -62,24 +62,24 @@ func TestQueueTakenRecordsStayPut(t *testing.T) {
 func TestStalledProducer(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.stalled", nil)
 	e := &checkingExporter{}
-	p := NewPipeline(WithSpanExporter(copyingChecker{e}), WithQueueSize(64), WithBatchSize(4),
-		WithScheduleDelay(time.Hour), WithLabels(false), WithStderr(io.Discard))
+	p := NewPipeline(WithSpanExporter(e), WithQueueSize(64), WithBatchSize(4),
+		WithScheduleDelay(time.Hour), WithStderr(io.Discard))
 	defer p.Shutdown(context.Background())
 	pos, k := p.q.claim(1) // the stalled producer
 	if k != 1 {
 		t.Fatalf("claimed %d", k)
 	}
-	g := &meter.Goroutine{}
 	for i := range 8 {
-		g.TraceID = uint64(i + 1)
-		p.TraceEnded(g, spansOf(probe, 1), false)
+		p.TraceSpans(uint64(i+1), spansOf(probe, 1), true, false)
 	}
-	time.Sleep(50 * time.Millisecond)
+	for !p.q.parked.Load() || p.q.hole.Load() != pos { // the exporter waits on the stalled slot
+		runtimeYield()
+	}
 	if st := p.Stats(); st.Exported != 0 || p.q.hole.Load() != pos || !p.q.parked.Load() {
 		t.Errorf("before the stalled producer publishes: exported %d, waiting on position %d (parked %v); want 0 and %d",
 			st.Exported, p.q.hole.Load(), p.q.parked.Load(), pos)
 	}
-	p.q.publish(pos, &record{trace: 100, probe: probe, inherent: 5, parent: -1})
+	p.q.publish(pos, &record{trace: 100, probe: probe, end: 5, inherent: 5, parent: -1})
 	p.q.produced(pos, 1)
 	if err := p.Flush(context.Background()); err != nil {
 		t.Fatal(err)

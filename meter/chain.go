@@ -103,20 +103,26 @@ type Labeler interface {
 	Label(r *Row) string
 }
 
-// Sink receives finished traces. Both calls run on the traced goroutine and
-// must neither block nor keep spans after returning.
-type Sink interface {
-	TraceStarted(g *Goroutine, root *Probe)
-	TraceEnded(g *Goroutine, spans []Span, truncated bool)
-}
-
 // Span is one metered firing inside a trace.
 type Span struct {
 	Probe    *Probe
+	Index    int32 // its index in the trace, in the order firings began
 	Parent   int32 // index of the nearest metered ancestor's span; -1 for the root
 	Start    int64 // ticks
-	End      int64 // ticks
+	End      int64 // ticks; 0 for a firing cut off before it ended
 	Inherent int64 // ns
+}
+
+// Sink receives the spans of traces.
+type Sink interface {
+	TraceStarted(g *Goroutine, root *Probe)
+	// TraceSpans hands over spans of trace id (unique in the process).
+	// A trace may come in several parts: spans that ended, handed over
+	// while the root still runs (truncated: the trace outlived the export
+	// interval or METER_TRACE_MAX), then the rest with final set. Runs on
+	// the traced goroutine, or on the export goroutine for a goroutine
+	// that has blocked; must not block, allocate or keep spans.
+	TraceSpans(trace uint64, spans []Span, final, truncated bool)
 }
 
 // Extension is anything wired into the chain. Name and Settings describe it

@@ -304,7 +304,7 @@ func (g *Goroutine) push(p *Probe, pool int64) Firing {
 				parent = g.frames[d-1].span
 			}
 			f.span = int32(len(g.spans))
-			g.spans = append(g.spans, Span{Probe: p, Parent: parent})
+			g.spans = append(g.spans, Span{Probe: p, Index: f.span, Parent: parent})
 		}
 	}
 	g.depth = d + 1
@@ -368,7 +368,7 @@ func (f Firing) End() {
 
 func (g *Goroutine) endTrace() {
 	if engine.sink != nil {
-		engine.sink.TraceEnded(g, g.spans, g.truncated)
+		engine.sink.TraceSpans(g.TraceID, g.spans, true, g.truncated)
 		clear(g.spans)
 		g.spans = g.spans[:0]
 	}

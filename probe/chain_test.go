@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/meterio/meter/clock"
+	"github.com/meterio/meter/export"
 	"github.com/meterio/meter/extensions/budget"
 	"github.com/meterio/meter/extensions/flowcheck"
 	"github.com/meterio/meter/extensions/spotcheck"
@@ -227,7 +228,7 @@ func TestChainAllocs(t *testing.T) {
 func TestMeta(t *testing.T) {
 	configure(t, full(t))
 	path := t.TempDir() + "/model.csv.meta"
-	if err := writeMeta(path, meter.Take()); err != nil {
+	if err := export.WriteMetaFile(path, meter.Take()); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
@@ -249,7 +250,7 @@ type spanCounter struct {
 
 func (s *spanCounter) TraceStarted(g *meter.Goroutine, root *meter.Probe) {}
 
-func (s *spanCounter) TraceEnded(g *meter.Goroutine, spans []meter.Span, truncated bool) {
+func (s *spanCounter) TraceSpans(_ uint64, spans []meter.Span, _, _ bool) {
 	s.Lock()
 	s.traces++
 	s.spans += len(spans)

@@ -182,7 +182,7 @@ func (s *startSink) TraceStarted(g *meter.Goroutine, root *meter.Probe) {
 	s.Unlock()
 }
 
-func (s *startSink) TraceEnded(g *meter.Goroutine, spans []meter.Span, truncated bool) {}
+func (s *startSink) TraceSpans(uint64, []meter.Span, bool, bool) {}
 
 // Firings inside a trace do not count down, and the countdown is drawn
 // again when the trace ends, whichever firing started it.
