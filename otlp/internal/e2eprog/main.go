@@ -1,0 +1,32 @@
+// Command e2eprog is a small instrumented program that asks for OTLP with
+// the blank import users add: main → work → leaf, five times. The otlp
+// module's tests build it and run it against a loopback receiver.
+package main
+
+import (
+	"time"
+
+	_ "github.com/meterio/meter/otlp"
+	"github.com/meterio/meter/probe"
+)
+
+var probes [3]probe.Probe
+
+func init() {
+	probe.Register(probes[:], "example.com/e2e.main", "example.com/e2e.work", "example.com/e2e.leaf")
+}
+
+func main() {
+	defer probe.Shutdown()
+	probes[0].Begin().End() // a probe starts traces once a firing of it has ended
+	for range 5 {
+		f := probes[0].Begin()
+		for range 2 {
+			w := probes[1].Begin()
+			probes[2].Begin().End()
+			time.Sleep(100 * time.Microsecond)
+			w.End()
+		}
+		f.End()
+	}
+}
