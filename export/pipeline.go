@@ -25,11 +25,15 @@ const (
 	DefaultDropReport    = 10 * time.Second
 	DefaultBackoff       = time.Second
 	DefaultBackoffMax    = 30 * time.Second
+	// DefaultMaxExportBatches is how many batches, at most, go out in one
+	// export call when more than one waits.
+	DefaultMaxExportBatches = 4
 )
 
 type config struct {
 	queueSize     int
 	batchSize     int
+	maxExport     int
 	delay         time.Duration
 	exportTimeout time.Duration
 	dropReport    time.Duration
@@ -58,6 +62,15 @@ func WithQueueSize(n int) Option {
 // export call.
 func WithBatchSize(n int) Option {
 	return optionFunc(func(c config) config { c.batchSize = n; return c })
+}
+
+// WithMaxExportBatch sets how many spans, at most, go out in one export
+// call: when more than a batch waits (the exporter fell behind, say while
+// a call took long), one call takes up to n, so that a backlog goes out in
+// fewer round trips. The default is DefaultMaxExportBatches batches; the
+// queue's ring has room for that many spans on top of its capacity.
+func WithMaxExportBatch(n int) Option {
+	return optionFunc(func(c config) config { c.maxExport = n; return c })
 }
 
 // WithScheduleDelay sets how long a partial batch may wait.
@@ -180,6 +193,9 @@ func NewPipeline(opts ...Option) *Pipeline {
 		c.batchSize = DefaultBatchSize
 	}
 	c.batchSize = min(c.batchSize, c.queueSize)
+	if c.maxExport < c.batchSize {
+		c.maxExport = DefaultMaxExportBatches * c.batchSize
+	}
 	if c.delay <= 0 {
 		c.delay = DefaultScheduleDelay
 	}
@@ -195,14 +211,14 @@ func NewPipeline(opts ...Option) *Pipeline {
 	c.backoffMax = max(c.backoffMax, c.backoff)
 	p := &Pipeline{
 		cfg:      c,
-		q:        newQueue(c.queueSize, c.batchSize),
+		q:        newQueue(c.queueSize, c.maxExport),
 		stop:     make(chan struct{}),
 		flushReq: make(chan chan struct{}),
 		attachCh: make(chan attachment),
 		done:     make(chan struct{}),
 		exporter: c.exporter,
 		holding:  c.hold && c.exporter == nil,
-		buf:      make([]Span, c.batchSize),
+		buf:      make([]Span, c.maxExport),
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	go p.run()
@@ -221,8 +237,8 @@ func (p *Pipeline) TraceStarted(*meter.Goroutine, *meter.Probe) {}
 // part; no lock, no allocation, no blocking. Spans that do not fit are
 // dropped and counted. The producer whose spans complete a batch, or fill
 // the slot the exporter waits on, wakes the exporter. A producer that
-// finds the queue full while the exporter is still parked yields its
-// processor (runtime.Gosched), so that the woken exporter gets to run.
+// finds the queue full yields its processor (runtime.Gosched), so that an
+// exporter waiting for one gets to run.
 // While the exporter backs off from a collector that fails, and nothing
 // else wants the spans, they are dropped here at once.
 func (p *Pipeline) TraceSpans(trace uint64, spans []meter.Span, final, truncated bool) {
@@ -249,20 +265,19 @@ func (p *Pipeline) TraceSpans(trace uint64, spans []meter.Span, final, truncated
 		}
 		sl.seq.Store(pos + uint64(i) + 1)
 	}
+	if k > 0 {
+		p.q.produced(pos, k)
+	}
 	if k < n {
 		// Spans are in the order their firings began, so the prefix
 		// that fits keeps every parent link.
 		p.drop(n - k)
-		if p.q.parked.Load() {
-			// Full, and the exporter has been woken but has not run:
-			// Go runs a woken goroutine only when a processor is free,
-			// and with every P producing it would wait for preemption
-			// (10 ms) while spans drop. Yield the processor.
-			runtime.Gosched()
-		}
-	}
-	if k > 0 {
-		p.q.produced(pos, k)
+		// Full: the exporter is behind. If it waits for a processor (woken,
+		// or back from its export call), Go runs it only when one is
+		// free, and with every P producing it would wait for preemption
+		// (10 ms) while spans drop. Yield the processor; when nothing
+		// else is runnable this goes on at once.
+		runtime.Gosched()
 	}
 }
 
@@ -467,7 +482,7 @@ func (p *Pipeline) waitHole() {
 		p.q.disarmHole()
 		return
 	}
-	p.q.parked.Store(true) // producers that find the queue full yield (TraceSpans)
+	p.q.parked.Store(true)
 	select {
 	case <-p.q.wake:
 	case <-p.ctx.Done():
@@ -495,7 +510,7 @@ func (p *Pipeline) exportAll() {
 // dropQueued takes what is published in the queue and counts it dropped.
 func (p *Pipeline) dropQueued() {
 	for {
-		_, k := p.q.take(p.cfg.batchSize)
+		_, k := p.q.take(p.cfg.maxExport)
 		if k == 0 {
 			return
 		}
@@ -506,7 +521,7 @@ func (p *Pipeline) dropQueued() {
 // discard empties the queue of spans nobody wants, without counting them.
 func (p *Pipeline) discard() {
 	for {
-		_, k := p.q.take(p.cfg.batchSize)
+		_, k := p.q.take(p.cfg.maxExport)
 		if k == 0 {
 			return
 		}
@@ -519,7 +534,7 @@ func (p *Pipeline) discard() {
 // exporter gets them converted into the pipeline's own buffer of Spans.
 // Nothing is allocated per batch.
 func (p *Pipeline) exportOnce() int {
-	h, n := p.q.take(p.cfg.batchSize)
+	h, n := p.q.take(p.cfg.maxExport)
 	if n == 0 {
 		return 0
 	}

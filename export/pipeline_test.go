@@ -234,7 +234,7 @@ func TestDropReportWhileQueueStaysFull(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.full", nil)
 	e := &gatedExporter{next: make(chan struct{})}
 	var stderr syncBuffer
-	p := NewPipeline(WithSpanExporter(e), WithQueueSize(8), WithBatchSize(4), WithScheduleDelay(time.Hour),
+	p := NewPipeline(WithSpanExporter(e), WithQueueSize(8), WithBatchSize(4), WithMaxExportBatch(4), WithScheduleDelay(time.Hour),
 		WithStderr(&stderr), WithDropReport(time.Nanosecond))
 	p.TraceSpans(1, spansOf(probe, 4), true, false) // a full batch: the first call
 	for e.calls.Load() < 1 {
@@ -408,7 +408,7 @@ func TestExportBatchAllocatesNothing(t *testing.T) {
 // idlePipeline is a pipeline whose goroutine does not run: the caller
 // drives exportOnce.
 func idlePipeline(e SpanExporter, paths *CallPaths) *Pipeline {
-	c := config{exporter: e, paths: paths, exportTimeout: time.Hour, batchSize: 512, queueSize: 2048,
+	c := config{exporter: e, paths: paths, exportTimeout: time.Hour, batchSize: 512, maxExport: 512, queueSize: 2048,
 		backoff: time.Second, backoffMax: time.Second, stderr: io.Discard}
 	p := &Pipeline{cfg: c, q: newQueue(2048, 512), ctx: context.Background(), exporter: e, buf: make([]Span, 512)}
 	return p

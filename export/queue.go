@@ -71,7 +71,7 @@ type queue struct {
 	_      pad
 	target atomic.Uint64 // wake the consumer when done reaches it; consumer writes
 	hole   atomic.Uint64 // wake the consumer when this position is published; consumer writes
-	parked atomic.Bool   // the consumer is (about to be) waiting in select
+	parked atomic.Bool   // the consumer is (about to be) waiting: for tests to see
 	_      pad
 	slots  []slot
 	mask   uint64

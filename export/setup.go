@@ -162,7 +162,8 @@ func Start(s Settings) *Exports {
 // one whole trace, and then whatever the ring's power of two leaves over.
 func queueFor(traceMax int) int {
 	size := max(DefaultQueueSize, traceMax)
-	return ringSize(size, DefaultBatchSize) - DefaultBatchSize
+	const inFlight = DefaultMaxExportBatches * DefaultBatchSize
+	return ringSize(size, inFlight) - inFlight
 }
 
 func (e *Exports) checkFile(property, path, consequence string) bool {

@@ -72,7 +72,7 @@ func TestOTLPNeverRegistered(t *testing.T) {
 // TestQueueForTraceMax: the queue holds one whole trace of
 // METER_TRACE_MAX spans, up to the largest accepted.
 func TestQueueForTraceMax(t *testing.T) {
-	for _, c := range []struct{ traceMax, want int }{{1, 4096 - 512}, {10000, 16384 - 512}, {100000, 131072 - 512}} {
+	for _, c := range []struct{ traceMax, want int }{{1, 4096 - 2048}, {10000, 16384 - 2048}, {100000, 131072 - 2048}} {
 		if got := queueFor(c.traceMax); got != c.want || got < c.traceMax {
 			t.Errorf("queueFor(%d) = %d, want %d", c.traceMax, got, c.want)
 		}

@@ -12,6 +12,7 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/meterio/meter/export"
 )
@@ -23,14 +24,24 @@ const (
 )
 
 // traceExporter turns batches of export.Span into one OTLP request each,
-// and sends it through an OpenTelemetry transport client. The messages are
-// kept from batch to batch: the client has encoded them by the time
-// UploadTraces returns, so the next batch overwrites them.
+// and sends it through an OpenTelemetry transport client.
+//
+// For the protobuf protocols, the spans are encoded by hand (appendSpans)
+// and handed to the client as the unknown fields of the request's one
+// ScopeSpans message: the protobuf runtime copies unknown fields as they
+// are, so the bytes on the wire are those of a ScopeSpans holding the
+// spans, and the client still does everything else (endpoint, headers,
+// TLS, compression, timeout, from the standard variables). For
+// http/json, which has no place for raw protobuf, the spans are built as
+// messages. Either way, what a batch needs is kept from batch to batch:
+// the client has encoded it by the time UploadTraces returns.
 type traceExporter struct {
 	client otlptrace.Client
+	raw    bool                     // encode spans by hand
 	req    []*tracepb.ResourceSpans // one: the process
 	scope  *tracepb.ScopeSpans
-	spans  []*spanMsg // one per span of the largest batch so far
+	buf    []byte     // the spans, encoded, when raw
+	spans  []*spanMsg // one per span of the largest batch so far, when not raw
 	ptrs   []*tracepb.Span
 	trunc  *commonpb.KeyValue // meter.truncated = true, shared by every span that carries it
 }
@@ -57,21 +68,42 @@ func newTraceExporter(ctx context.Context, proto string, res *resource.Resource)
 	if err := c.Start(ctx); err != nil {
 		return nil, err
 	}
+	return newTraceExporterWith(c, proto != ProtocolHTTPJSON, res), nil
+}
+
+func newTraceExporterWith(c otlptrace.Client, raw bool, res *resource.Resource) *traceExporter {
 	e := &traceExporter{
 		client: c,
+		raw:    raw,
 		scope:  &tracepb.ScopeSpans{Scope: &commonpb.InstrumentationScope{Name: ScopeName}},
-		trunc:  &commonpb.KeyValue{Key: AttrTruncated, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_BoolValue{BoolValue: true}}},
 	}
+	e.trunc = e.truncated()
 	e.req = []*tracepb.ResourceSpans{{
 		Resource:   &resourcepb.Resource{Attributes: keyValues(res.Attributes())},
 		ScopeSpans: []*tracepb.ScopeSpans{e.scope},
 		SchemaUrl:  res.SchemaURL(),
 	}}
-	return e, nil
+	return e
+}
+
+// truncated returns the attribute meter.truncated = true.
+func (*traceExporter) truncated() *commonpb.KeyValue {
+	return &commonpb.KeyValue{Key: AttrTruncated, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_BoolValue{BoolValue: true}}}
 }
 
 // ExportSpans sends one batch as one request.
 func (e *traceExporter) ExportSpans(ctx context.Context, spans []export.Span) error {
+	if e.raw {
+		e.buf = appendSpans(e.buf[:0], spans)
+		e.scope.ProtoReflect().SetUnknown(protoreflect.RawFields(e.buf))
+	} else {
+		e.messages(spans)
+	}
+	return e.client.UploadTraces(ctx, e.req)
+}
+
+// messages builds the batch as OTLP messages in e.scope.
+func (e *traceExporter) messages(spans []export.Span) {
 	for len(e.spans) < len(spans) {
 		m := &spanMsg{}
 		m.val.Value = &m.inh
@@ -105,7 +137,6 @@ func (e *traceExporter) ExportSpans(ctx context.Context, spans []export.Span) er
 		}
 	}
 	e.scope.Spans = e.ptrs[:len(spans)]
-	return e.client.UploadTraces(ctx, e.req)
 }
 
 // Shutdown closes the client's connections.
