@@ -3,6 +3,7 @@ package otlp
 import (
 	"context"
 	"encoding/binary"
+	"os"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
@@ -185,4 +186,11 @@ func anyValue(v attribute.Value) *commonpb.AnyValue {
 		return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v.Emit()}}
 	}
 	return &commonpb.AnyValue{Value: &commonpb.AnyValue_ArrayValue{ArrayValue: &commonpb.ArrayValue{Values: vals}}}
+}
+
+// NewSpanExporter returns the OTLP span exporter the standard variables
+// ask for, for a program that builds its own export.Pipeline; the blank
+// import needs none of this. It does not connect until the first export.
+func NewSpanExporter(ctx context.Context) (export.SpanExporter, error) {
+	return newTraceExporter(ctx, protocol("TRACES", os.Stderr), processResource(ctx))
 }
