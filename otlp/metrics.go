@@ -10,9 +10,9 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/meterio/meter/export"
@@ -31,10 +31,6 @@ const (
 	AttrProbe           = "meter.probe"
 )
 
-// pushTimeout bounds one push of the model when there is no interval to
-// bound it.
-const pushTimeout = 10 * time.Second
-
 // modelExporter pushes the model as OTLP metrics through an OpenTelemetry
 // metric exporter: every interval, and at shutdown. The data is built from
 // the snapshot directly; no meter provider, instruments or callbacks.
@@ -48,7 +44,7 @@ type modelExporter struct {
 
 	mu   sync.Mutex // one push at a time
 	stop chan struct{}
-	done   chan struct{}
+	done chan struct{}
 }
 
 func newModelExporter(ctx context.Context, proto string, res *resource.Resource, s export.RemoteSettings) (*modelExporter, error) {

@@ -6,8 +6,10 @@ import (
 	"github.com/meterio/meter/export"
 )
 
-// Field numbers and wire keys of opentelemetry/proto/trace/v1/trace.proto
-// and common.proto that spanBytes writes.
+// Wire keys (field number << 3 | wire type) of the fields of
+// opentelemetry/proto/trace/v1/trace.proto and common.proto that
+// appendSpan writes. Wire types: 0 varint (the keys written as n << 3),
+// 1 fixed64, 2 length-delimited.
 const (
 	keyScopeSpansSpan = 2<<3 | 2 // ScopeSpans.spans
 
@@ -15,7 +17,7 @@ const (
 	keySpanSpanID   = 2<<3 | 2
 	keySpanParentID = 4<<3 | 2
 	keySpanName     = 5<<3 | 2
-	keySpanKind     = 6<<3 | 0
+	keySpanKind     = 6 << 3
 	keySpanStart    = 7<<3 | 1 // fixed64
 	keySpanEnd      = 8<<3 | 1 // fixed64
 	keySpanAttr     = 9<<3 | 2
@@ -23,8 +25,8 @@ const (
 	keyKVKey   = 1<<3 | 2
 	keyKVValue = 2<<3 | 2
 
-	keyAnyBool = 2<<3 | 0
-	keyAnyInt  = 3<<3 | 0
+	keyAnyBool = 2 << 3
+	keyAnyInt  = 3 << 3
 
 	spanKindInternal = 1
 )

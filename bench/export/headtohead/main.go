@@ -182,7 +182,7 @@ type bspSystem struct {
 	tracer trace.Tracer
 }
 
-func (b *bspSystem) name() string { return "otel BSP" }
+func (b *bspSystem) name() string       { return "otel BSP" }
 func (b *bspSystem) start(exp *counter) { b.run(bspCounter{exp}) }
 func (b *bspSystem) startOTLP(ctx context.Context) error {
 	e, err := otlptrace.New(ctx, otlptracegrpc.NewClient())
