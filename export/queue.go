@@ -7,7 +7,7 @@ import (
 )
 
 // record is one span as it waits in the queue: a copy of meter.Span plus the
-// trace it belongs to. 64 bytes.
+// trace it belongs to. 56 bytes: with its slot's seq, a cache line.
 type record struct {
 	trace    uint64 // the meter trace id
 	probe    *meter.Probe
@@ -16,7 +16,8 @@ type record struct {
 	inherent int64 // ns
 	parent   int32 // index of the parent span in the same trace; -1 for the root
 	index    int32 // index of this span in its trace
-	flags    uint32
+	flags    uint16
+	run      uint16 // on the first record of a claim: how many positions it claimed
 }
 
 const (
@@ -24,9 +25,10 @@ const (
 	flagFinal                 // the last span of its trace's final part
 )
 
-// slot holds one record. seq is the queue position + 1 once the record for
-// that position is written. The consumer reads seq only when some claimed
-// position may not be published yet (see take).
+// slot holds one record. On the first slot of a claim, seq is the queue
+// position + 1 once every record of the claim is written (publish): one
+// atomic store per claim, not per record. The consumer reads seq only when
+// some claimed position may not be published yet (see take).
 type slot struct {
 	seq atomic.Uint64
 	rec record
@@ -37,9 +39,10 @@ type pad [64]byte
 // queue is a bounded multi-producer single-consumer ring of span records,
 // after Vyukov's bounded queue and JCTools' MpscArrayQueue, with one change:
 // a producer claims all the spans of a trace with a single compare-and-swap
-// on the tail, then fills and publishes each slot, then adds the trace's
-// spans to done. So a trace costs one contended compare-and-swap and one
-// contended add, not one per span.
+// on the tail, fills the slots, publishes the claim with one store of seq
+// in its first slot, then adds the trace's spans to done. So a trace costs
+// one contended compare-and-swap, one store and one contended add, not one
+// of each per span.
 //
 // Zero copy: the consumer reads records in place. take says how many are
 // published from the head on and moves the head past them at once, so that
@@ -77,6 +80,7 @@ type queue struct {
 	mask   uint64
 	size   uint64        // capacity: at most size positions are claimed and not taken
 	wake   chan struct{} // capacity 1
+	known  uint64        // consumer only: every position below it is published
 }
 
 const unarmed = 1 << 63 // target while the consumer is awake: never reached
@@ -104,11 +108,16 @@ func ringSize(size, batch int) int {
 	return ring
 }
 
-// claim reserves up to n consecutive positions and returns the first and how
-// many it got: fewer than n when the queue is nearly full, 0 when full.
-// Lock-free: one load of each index and one CAS, retried only when another
-// producer claimed in between.
+// maxRun is the most positions one claim takes, so that its length fits
+// a record's run field.
+const maxRun = 1<<16 - 1
+
+// claim reserves up to n (at most maxRun) consecutive positions and
+// returns the first and how many it got: fewer than n when the queue is
+// nearly full, 0 when full. Lock-free: one load of each index and one CAS,
+// retried only when another producer claimed in between.
 func (q *queue) claim(n int) (uint64, int) {
+	n = min(n, maxRun)
 	for {
 		t := q.tail.Load()
 		h := q.head.Load()
@@ -130,11 +139,11 @@ func (q *queue) claim(n int) (uint64, int) {
 	}
 }
 
-// publish makes the record at position pos visible to a consumer that
-// checks slots one by one.
-func (q *queue) publish(pos uint64, r *record) {
+// publish makes the k records claimed from position pos on, already
+// written, visible to a consumer that checks claims one by one.
+func (q *queue) publish(pos uint64, k int) {
 	s := &q.slots[pos&q.mask]
-	s.rec = *r
+	s.rec.run = uint16(k)
 	s.seq.Store(pos + 1)
 }
 
@@ -168,27 +177,34 @@ func (q *queue) pending() int {
 //
 // When done equals tail, every claimed position is published, and take
 // touches no slot: the common case (no producer between its claim and its
-// add to done). Otherwise it checks each slot's seq and stops at the first
-// that is not published yet.
+// add to done). Otherwise it walks the claims from the head, one seq load
+// each, and stops at the first that is not published yet.
 func (q *queue) take(max int) (uint64, int) {
 	h := q.head.Load()
 	d := q.done.Load() // before tail: d == t then means all of [0, t) is published
 	t := q.tail.Load()
-	var n int
+	limit := h + uint64(max)
+	pos := h
 	if d == t {
-		n = int(min(t-h, uint64(max)))
+		pos = min(t, limit)
+		q.known = t
 	} else {
-		for ; n < max; n++ {
-			pos := h + uint64(n)
-			if q.slots[pos&q.mask].seq.Load() != pos+1 {
-				break // not yet published (or empty)
+		for pos < limit {
+			if pos < q.known {
+				pos = min(q.known, limit)
+				continue
 			}
+			s := &q.slots[pos&q.mask]
+			if s.seq.Load() != pos+1 {
+				break // not yet published (or never claimed)
+			}
+			q.known = pos + uint64(s.rec.run)
 		}
 	}
-	if n > 0 {
-		q.head.Store(h + uint64(n))
+	if pos > h {
+		q.head.Store(pos)
 	}
-	return h, n
+	return h, int(pos - h)
 }
 
 // records returns the slots of n positions from h on, as one or two runs
@@ -227,8 +243,9 @@ func (q *queue) armHole() bool {
 	h := q.head.Load()
 	q.hole.Store(h)
 	// A producer that read hole before the store published before its
-	// add: see whether it did.
-	return q.slots[h&q.mask].seq.Load() != h+1
+	// add: see whether it did. The head is the start of a claim, unless
+	// it lies inside one known to be published.
+	return h >= q.known && q.slots[h&q.mask].seq.Load() != h+1
 }
 
 func (q *queue) disarmHole() { q.hole.Store(unarmed) }

@@ -18,9 +18,10 @@ func TestQueueTakenRecordsStayPut(t *testing.T) {
 	put := func(n int) int {
 		pos, k := q.claim(n)
 		for i := range k {
-			q.publish(pos+uint64(i), &record{trace: pos + uint64(i)})
+			q.slots[(pos+uint64(i))&q.mask].rec = record{trace: pos + uint64(i)}
 		}
 		if k > 0 {
+			q.publish(pos, k)
 			q.produced(pos, k)
 		}
 		return k
@@ -79,7 +80,8 @@ func TestStalledProducer(t *testing.T) {
 		t.Errorf("before the stalled producer publishes: exported %d, waiting on position %d (parked %v); want 0 and %d",
 			st.Exported, p.q.hole.Load(), p.q.parked.Load(), pos)
 	}
-	p.q.publish(pos, &record{trace: 100, probe: probe, end: 5, inherent: 5, parent: -1})
+	p.q.slots[pos&p.q.mask].rec = record{trace: 100, probe: probe, end: 5, inherent: 5, parent: -1}
+	p.q.publish(pos, 1)
 	p.q.produced(pos, 1)
 	if err := p.Flush(context.Background()); err != nil {
 		t.Fatal(err)
