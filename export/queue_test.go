@@ -5,6 +5,7 @@ import (
 	"io"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/meterio/meter/meter"
 )
@@ -91,5 +92,13 @@ func TestStalledProducer(t *testing.T) {
 	}
 	for _, msg := range e.errs {
 		t.Error(msg)
+	}
+}
+
+// TestSlotIsACacheLine: a record and its sequence word fill one 64-byte
+// line, so that a producer writing a span touches one line.
+func TestSlotIsACacheLine(t *testing.T) {
+	if s := unsafe.Sizeof(slot{}); s != 64 {
+		t.Errorf("a slot is %d bytes, want 64", s)
 	}
 }
