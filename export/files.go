@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 )
 
 // Every export file (CSV, .meta, pprof) is written the same way, so that a
@@ -146,7 +145,7 @@ func fileError(path, target string, err error) error {
 		return fmt.Errorf("cannot write %s: the folder %s does not exist", path, dir)
 	case serr == nil && !fi.IsDir():
 		return fmt.Errorf("cannot write %s: %s is not a folder", path, dir)
-	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS):
+	case errors.Is(err, fs.ErrPermission) || readOnlyFS(err):
 		return fmt.Errorf("cannot write %s: the folder %s is not writable", path, dir)
 	}
 	var pe *fs.PathError
