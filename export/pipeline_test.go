@@ -377,6 +377,7 @@ func TestTracedCallAllocatesNothing(t *testing.T) {
 			defer e.Close(context.Background())
 			defer e.StopTraces(context.Background())
 			a.configure(t, e.Sink())
+			e.Run()
 			a.request()
 			if n := testing.AllocsPerRun(1000, a.request); n != 0 {
 				t.Errorf("a traced request allocates %v times", n)

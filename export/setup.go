@@ -37,6 +37,7 @@ type Exports struct {
 
 	mu        sync.Mutex
 	remote    Remote // the registered OTLP export, once started
+	running   bool // Run was called: the engine is wired
 	otlpTried bool
 	checked   bool
 	closed    bool
@@ -86,8 +87,8 @@ var labeler atomic.Pointer[labelerBox]
 // RegisterOTLP is called by the otlp module's init. A program asks for
 // OTLP with a blank import of github.com/meterio/meter/otlp; package
 // initialisation order does not tell whether that init runs before or
-// after the first probe registration, so exports that started earlier get
-// the exporter now, with the traces they queued in between.
+// after the first probe registration, so exports that are running already
+// get the exporter now, with the traces they queued in between.
 func RegisterOTLP(start func(RemoteSettings) (Remote, error)) {
 	registry.mu.Lock()
 	registry.otlp = start
@@ -103,8 +104,9 @@ func RegisterOTLP(start func(RemoteSettings) (Remote, error)) {
 func RegisterLabels(l Labeler) { labeler.Store(&labelerBox{l}) }
 
 // Start checks the export paths (one line on Stderr for each that cannot
-// be written: the export is then off), and starts what the settings ask
-// for. Its Sink is what the engine hands traces to.
+// be written: the export is then off), and starts the trace pipeline if the
+// settings ask for one. Its Sink is what the engine hands traces to; wire
+// the engine with it, then call Run.
 //
 // The trace pipeline runs when there are traces to export: a trace gate
 // is on and METER_EXPORT_PPROF or METER_EXPORT_OTLP is set. Its queue
@@ -142,20 +144,32 @@ func Start(s Settings) *Exports {
 	if s.Traces && s.Labels {
 		e.sink = labelSink{e.sink}
 	}
+	return e
+}
+
+// Run starts what reads the model on goroutines of its own (the OTLP
+// metrics), now if the otlp module is registered or when it registers.
+// Call it once the engine is wired with Sink, so that those goroutines
+// start after the engine's configuration.
+func (e *Exports) Run() {
+	e.mu.Lock()
+	e.running = true
+	e.mu.Unlock()
 	registry.mu.Lock()
 	registry.active = e
 	start := registry.otlp
 	registry.mu.Unlock()
-	if s.OTLP && start != nil {
+	if e.set.OTLP && start != nil {
 		e.startOTLP(start)
 	}
-	if s.OTLP && start == nil || s.Traces && s.Labels && labeler.Load() == nil {
+	if e.set.OTLP && start == nil || e.set.Traces && e.set.Labels && labeler.Load() == nil {
 		// Generated code calls Check at the start of main; a program
 		// wired by hand may not, and a pipeline holding spans for an
 		// exporter that never comes would fill and drop.
+		e.mu.Lock()
 		e.checkLate = time.AfterFunc(DefaultScheduleDelay, e.Check)
+		e.mu.Unlock()
 	}
-	return e
 }
 
 // queueFor sizes the queue for a trace maximum: at least the default and
@@ -177,7 +191,7 @@ func (e *Exports) checkFile(property, path, consequence string) bool {
 func (e *Exports) startOTLP(start func(RemoteSettings) (Remote, error)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.set.OTLP || e.otlpTried || e.closed {
+	if !e.set.OTLP || !e.running || e.otlpTried || e.closed {
 		return
 	}
 	e.otlpTried = true
@@ -266,9 +280,11 @@ func (e *Exports) StopTraces(ctx context.Context) {
 // connections, within ctx. Call it after StopTraces and the last
 // WriteFiles, so that the model it sends counts every dropped span.
 func (e *Exports) Close(ctx context.Context) {
+	e.mu.Lock()
 	if e.checkLate != nil {
 		e.checkLate.Stop()
 	}
+	e.mu.Unlock()
 	e.Check()
 	e.mu.Lock()
 	e.closed = true

@@ -29,6 +29,7 @@ func TestOTLPRegisteredLate(t *testing.T) {
 	var stderr syncBuffer
 	e := Start(Settings{OTLP: true, Traces: true, TraceMax: 100, Stderr: &stderr})
 	a.configure(t, e.Sink())
+	e.Run()
 	for range 3 {
 		a.request()
 	}
@@ -54,6 +55,7 @@ func TestOTLPNeverRegistered(t *testing.T) {
 	var stderr syncBuffer
 	e := Start(Settings{OTLP: true, Traces: true, Stderr: &stderr})
 	a.configure(t, e.Sink())
+	e.Run()
 	a.request()
 	e.Check()
 	e.Check()

@@ -42,8 +42,10 @@ type modelExporter struct {
 	model    func() meter.Snapshot
 	stderr   io.Writer
 
-	mu   sync.Mutex // one push at a time
-	stop chan struct{}
+	mu     sync.Mutex // one push at a time
+	ctx    context.Context
+	cancel context.CancelFunc // ends a periodic push in flight at shutdown
+	stop   chan struct{}
 	done chan struct{}
 }
 
@@ -62,6 +64,7 @@ func newModelExporter(ctx context.Context, proto string, res *resource.Resource,
 	}
 	m := &modelExporter{exp: exp, res: res, start: time.Now(), interval: s.Interval, model: s.Model, stderr: s.Stderr,
 		stop: make(chan struct{}), done: make(chan struct{})}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if m.interval > 0 {
 		go m.run()
 	} else {
@@ -70,8 +73,12 @@ func newModelExporter(ctx context.Context, proto string, res *resource.Resource,
 	return m, nil
 }
 
+// pushTimeout bounds a periodic push, unless the interval is longer.
+const pushTimeout = 10 * time.Second
+
 // run pushes the model every interval until shutdown. A push that fails
-// is one line on stderr, so at most one per interval.
+// is one line on stderr, so at most one per interval (a push that takes
+// longer than the interval delays the next).
 func (m *modelExporter) run() {
 	defer close(m.done)
 	t := time.NewTicker(m.interval)
@@ -79,8 +86,8 @@ func (m *modelExporter) run() {
 	for {
 		select {
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), m.interval)
-			if err := m.push(ctx); err != nil {
+			ctx, cancel := context.WithTimeout(m.ctx, max(m.interval, pushTimeout))
+			if err := m.push(ctx); err != nil && m.ctx.Err() == nil { // not cut off by shutdown
 				fmt.Fprintf(m.stderr, "meter: sending the model over OTLP failed: %v\n", err)
 			}
 			cancel()
@@ -92,6 +99,7 @@ func (m *modelExporter) run() {
 
 func (m *modelExporter) shutdown(ctx context.Context) error {
 	close(m.stop)
+	m.cancel()
 	<-m.done
 	err := m.push(ctx)
 	if serr := m.exp.Shutdown(ctx); err == nil {

@@ -116,6 +116,7 @@ func (a *app) startExports(t *testing.T, stderr *syncBuffer) *export.Exports {
 	e := export.Start(export.Settings{OTLP: true, Traces: true, TraceMax: 10000, Stderr: stderr, Model: meter.Take})
 	meter.Configure(meter.Chain{Enabled: true, Gates: []meter.Gate{onDemand{a.handle}}, Sink: e.Sink()})
 	t.Cleanup(func() { meter.Configure(meter.Chain{}) })
+	e.Run()
 	a.handle.Begin().End()
 	return e
 }
@@ -465,7 +466,11 @@ func TestProgramWithTheImport(t *testing.T) {
 	}
 	defer r.Close()
 	bin := filepath.Join(t.TempDir(), "e2eprog")
-	if out, err := exec.Command("go", "build", "-o", bin, "./internal/e2eprog").CombinedOutput(); err != nil {
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	if out, err := exec.Command("go", append(args, "./internal/e2eprog")...).CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	for _, proto := range []string{ProtocolGRPC, ProtocolHTTP} {
@@ -475,7 +480,7 @@ func TestProgramWithTheImport(t *testing.T) {
 		}
 		before := len(r.Spans())
 		cmd := exec.Command(bin)
-		cmd.Env = append(os.Environ(), "METER_EXPORT_OTLP=true", "METER_HOTSPOT_ENABLED=false",
+		cmd.Env = append(os.Environ(), "METER_EXPORT_OTLP=true", "METER_HOTSPOT_ENABLED=false", "METER_EXPORT_INTERVAL=50ms",
 			"METER_TRACEPOINT_ENABLED=true", "METER_TRACEPOINT_SAMPLE=1", "METER_TRACEPOINT_INCLUDE=^example.com/e2e.main$",
 			"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+addr, "OTEL_EXPORTER_OTLP_PROTOCOL="+proto, "OTEL_SERVICE_NAME=e2e")
 		var errb bytes.Buffer
@@ -549,4 +554,33 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestMetricsEveryInterval: with METER_EXPORT_INTERVAL set, the model is
+// pushed while the program runs, not only at exit.
+func TestMetricsEveryInterval(t *testing.T) {
+	r, err := otlptest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+r.HTTPAddr)
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", ProtocolHTTP)
+	a := newApp()
+	var stderr syncBuffer
+	e := export.Start(export.Settings{OTLP: true, Interval: 20 * time.Millisecond, Stderr: &stderr, Model: meter.Take})
+	meter.Configure(meter.Chain{Enabled: true})
+	t.Cleanup(func() { meter.Configure(meter.Chain{}) })
+	e.Run()
+	a.request()
+	if !r.Wait(10*time.Second, func() bool { return r.Calls("http/metrics") >= 2 }) {
+		t.Errorf("%d metric pushes while running", r.Calls("http/metrics"))
+	}
+	if got, ok := r.Sum(MetricCount, AttrProbe, a.lex.Name()); !ok || got != 1 {
+		t.Errorf("%s{lex} = %d (%v), want 1", MetricCount, got, ok)
+	}
+	stop(e, 5*time.Second)
+	if e.Pipeline() != nil || stderr.String() != "" {
+		t.Errorf("no trace gate, yet a pipeline; stderr %q", stderr.String())
+	}
 }

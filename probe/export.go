@@ -33,6 +33,10 @@ func startExports(c env.Config, ch meter.Chain) meter.Sink {
 	return exports.Sink()
 }
 
+// runExports starts what the exports run on goroutines of their own, once
+// the engine is wired with the sink startExports returned.
+func runExports() { exports.Run() }
+
 // checkExports reports, once, each export the properties ask for whose
 // package the program does not link (METER_EXPORT_OTLP without the otlp
 // import, say). Call it once every package's init has run: at the start

@@ -37,6 +37,7 @@ func setup() {
 	ch := chain(config)
 	ch.Sink = startExports(config, ch) // export.go
 	meter.Configure(ch)
+	runExports()
 	if config.ExportInterval > 0 && (config.ExportCSV != "" || config.ExportPprof != "") {
 		ticker.Add(1)
 		go periodic(config.ExportInterval)

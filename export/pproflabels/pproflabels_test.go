@@ -29,6 +29,7 @@ func wire(t testing.TB) (root, child *meter.Probe) {
 	child = meter.NewProbe(fmt.Sprintf("example.com/labels%d.parse", probes), nil)
 	e := export.Start(export.Settings{Labels: true, Traces: true, Stderr: io.Discard})
 	meter.Configure(meter.Chain{Enabled: true, Gates: []meter.Gate{rootGate{root}}, Sink: e.Sink()})
+	e.Run()
 	t.Cleanup(func() {
 		meter.Configure(meter.Chain{})
 		e.Close(context.Background())
@@ -135,6 +136,7 @@ func BenchmarkLabels(b *testing.B) {
 			child := meter.NewProbe(fmt.Sprintf("example.com/labels%d.parse", probes), nil)
 			e := export.Start(export.Settings{Labels: on, Traces: true, Stderr: io.Discard})
 			meter.Configure(meter.Chain{Enabled: true, Gates: []meter.Gate{rootGate{root}}, Sink: e.Sink()})
+			e.Run()
 			defer meter.Configure(meter.Chain{})
 			defer e.Close(context.Background())
 			root.Begin().End()

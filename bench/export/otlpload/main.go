@@ -68,6 +68,7 @@ func run(r *harness.Receiver, proto string, rate float64) result {
 	e := export.Start(export.Settings{OTLP: true, Traces: true, TraceMax: 10000, Stderr: &lines})
 	tr := harness.NewTraffic(*flagSpans)
 	tr.Configure(e.Sink())
+	e.Run()
 	rate0 := rate
 	if rate0 <= 0 {
 		rate0 = 200_000

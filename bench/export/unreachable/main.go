@@ -73,6 +73,7 @@ func run(c config, addr string, d time.Duration) (float64, export.Stats, string)
 	e := export.Start(set)
 	tr := harness.NewTraffic(*flagSpans)
 	tr.Configure(e.Sink())
+	e.Run()
 	var stop atomic.Bool
 	var made atomic.Int64
 	var wg sync.WaitGroup
