@@ -37,7 +37,7 @@ type Exports struct {
 
 	mu        sync.Mutex
 	remote    Remote // the registered OTLP export, once started
-	running   bool // Run was called: the engine is wired
+	running   bool   // Run was called: the engine is wired
 	otlpTried bool
 	checked   bool
 	closed    bool

@@ -46,7 +46,7 @@ type modelExporter struct {
 	ctx    context.Context
 	cancel context.CancelFunc // ends a periodic push in flight at shutdown
 	stop   chan struct{}
-	done chan struct{}
+	done   chan struct{}
 }
 
 func newModelExporter(ctx context.Context, proto string, res *resource.Resource, s export.RemoteSettings) (*modelExporter, error) {
