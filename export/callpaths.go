@@ -4,7 +4,6 @@ import (
 	"sync"
 
 	"github.com/meterio/meter/clock"
-	"github.com/meterio/meter/meter"
 )
 
 // CallPaths aggregates exported spans by call path: the probes from the
@@ -24,7 +23,7 @@ type CallPaths struct {
 	mu    sync.Mutex
 	nodes []pathNode        // node 0 is the empty path
 	index map[pathKey]int32 // (parent node, probe) → node
-	byPrb map[*meter.Probe]*pathTotals
+	byPrb map[int32]*pathTotals // by probe id
 
 	open    map[uint64]*openTrace // traces whose final part has not arrived
 	order   []uint64              // ids in open, oldest first (may name closed traces)
@@ -41,12 +40,12 @@ const (
 
 type pathKey struct {
 	parent int32
-	probe  *meter.Probe
+	probe  int32 // meter.Probe.ID
 }
 
 type pathNode struct {
 	parent                     int32
-	probe                      *meter.Probe
+	probe                      int32 // meter.Probe.ID
 	count, inclusive, inherent int64
 }
 
@@ -65,7 +64,7 @@ func NewCallPaths() *CallPaths {
 	return &CallPaths{
 		nodes: []pathNode{{parent: -1}},
 		index: map[pathKey]int32{},
-		byPrb: map[*meter.Probe]*pathTotals{},
+		byPrb: map[int32]*pathTotals{},
 		open:  map[uint64]*openTrace{},
 	}
 }
@@ -257,7 +256,7 @@ func (c *CallPaths) Frozen() *CallPaths {
 	defer c.mu.Unlock()
 	f := &CallPaths{
 		nodes: append([]pathNode(nil), c.nodes...),
-		byPrb: make(map[*meter.Probe]*pathTotals, len(c.byPrb)),
+		byPrb: make(map[int32]*pathTotals, len(c.byPrb)),
 	}
 	for p, t := range c.byPrb {
 		tt := *t

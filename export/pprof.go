@@ -129,6 +129,13 @@ func (b *profileBuilder) sample(stack []uint64, count, inclusive, inherent int64
 func encodeProfile(s meter.Snapshot, paths *CallPaths) []byte {
 	b := &profileBuilder{strings: []string{""}, strIdx: map[string]int64{"": 0}, locs: map[string]int64{}}
 	traced := map[string]pathTotals{}
+	probes := meter.Probes()
+	name := func(id int32) string {
+		if int(id) < len(probes) {
+			return probes[id].Name()
+		}
+		return ""
+	}
 	if paths != nil {
 		paths.mu.Lock()
 		for i := 1; i < len(paths.nodes); i++ {
@@ -138,16 +145,16 @@ func encodeProfile(s meter.Snapshot, paths *CallPaths) []byte {
 			}
 			b.ids = b.ids[:0] // leaf first
 			for j := int32(i); j > 0; j = paths.nodes[j].parent {
-				b.ids = append(b.ids, b.loc(paths.nodes[j].probe.Name()))
+				b.ids = append(b.ids, b.loc(name(paths.nodes[j].probe)))
 			}
 			b.sample(b.ids, n.count, n.inclusive, n.inherent, "trace")
 		}
 		for pr, t := range paths.byPrb {
-			tt := traced[pr.Name()]
+			tt := traced[name(pr)]
 			tt.count += t.count
 			tt.inclusive += t.inclusive
 			tt.inherent += t.inherent
-			traced[pr.Name()] = tt
+			traced[name(pr)] = tt
 		}
 		paths.mu.Unlock()
 	}

@@ -128,7 +128,7 @@ func TestCallPathsParts(t *testing.T) {
 		c.add(slots, nil)
 	}
 	rec := func(trace uint64, p *meter.Probe, index, parent int32, inh int64) record {
-		return record{trace: trace, probe: p, index: index, parent: parent, start: 1, end: 1 + inh, inherent: inh}
+		return record{trace: trace, probe: int32(p.ID()), index: index, parent: parent, start: 1, end: 1 + inh, inherent: inh}
 	}
 	// Trace 1: handle(0) → parse(1) → lex(2), lex(3). The lexes ended
 	// while the root ran; another trace's span comes in between.
@@ -145,7 +145,7 @@ func TestCallPathsParts(t *testing.T) {
 	for i := 1; i < len(c.nodes); i++ {
 		var names []string
 		for j := int32(i); j > 0; j = c.nodes[j].parent {
-			names = append([]string{c.nodes[j].probe.Name()}, names...)
+			names = append([]string{meter.Probes()[c.nodes[j].probe].Name()}, names...)
 		}
 		got[strings.Join(names, ";")] = [2]int64{c.nodes[i].count, c.nodes[i].inherent}
 	}
@@ -154,7 +154,7 @@ func TestCallPathsParts(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("paths %v, want %v", got, want)
 	}
-	if tl := c.byPrb[a.lex]; tl == nil || tl.count != 2 {
+	if tl := c.byPrb[int32(a.lex.ID())]; tl == nil || tl.count != 2 {
 		t.Errorf("lex's traced totals %+v: the span whose parent never came must not count", tl)
 	}
 }
@@ -165,7 +165,7 @@ func TestCallPathsBounded(t *testing.T) {
 	a := newApp(t)
 	c := NewCallPaths()
 	for i := range 3 * maxOpenTraces {
-		slots := []slot{{rec: record{trace: uint64(i + 1), probe: a.lex, index: 1, parent: 0}}}
+		slots := []slot{{rec: record{trace: uint64(i + 1), probe: int32(a.lex.ID()), index: 1, parent: 0}}}
 		c.add(slots, nil)
 	}
 	if len(c.open) > maxOpenTraces || c.waiting > maxOpenTraces || len(c.order) > 2*maxOpenTraces+1 {

@@ -2,20 +2,20 @@ package export
 
 import (
 	"sync/atomic"
-
-	"github.com/meterio/meter/meter"
 )
 
 // record is one span as it waits in the queue: a copy of meter.Span plus the
-// trace it belongs to. 56 bytes: with its slot's seq, a cache line.
+// trace it belongs to. It holds no pointer (the probe is its id in
+// registration order), so that the ring is memory the garbage collector
+// never scans, and a producer writes it without write barriers.
 type record struct {
 	trace    uint64 // the meter trace id
-	probe    *meter.Probe
-	start    int64 // ticks
-	end      int64 // ticks; 0 for a firing cut off before it ended
-	inherent int64 // ns
-	parent   int32 // index of the parent span in the same trace; -1 for the root
-	index    int32 // index of this span in its trace
+	start    int64  // ticks
+	end      int64  // ticks; 0 for a firing cut off before it ended
+	inherent int64  // ns
+	parent   int32  // index of the parent span in the same trace; -1 for the root
+	index    int32  // index of this span in its trace
+	probe    int32  // meter.Probe.ID
 	flags    uint16
 	run      uint16 // on the first record of a claim: how many positions it claimed
 }
@@ -32,6 +32,7 @@ const (
 type slot struct {
 	seq atomic.Uint64
 	rec record
+	_   [8]byte // a slot is a cache line
 }
 
 type pad [64]byte

@@ -81,7 +81,7 @@ func TestStalledProducer(t *testing.T) {
 		t.Errorf("before the stalled producer publishes: exported %d, waiting on position %d (parked %v); want 0 and %d",
 			st.Exported, p.q.hole.Load(), p.q.parked.Load(), pos)
 	}
-	p.q.slots[pos&p.q.mask].rec = record{trace: 100, probe: probe, end: 5, inherent: 5, parent: -1}
+	p.q.slots[pos&p.q.mask].rec = record{trace: 100, probe: int32(probe.ID()), end: 5, inherent: 5, parent: -1}
 	p.q.publish(pos, 1)
 	p.q.produced(pos, 1)
 	if err := p.Flush(context.Background()); err != nil {

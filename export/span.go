@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/meterio/meter/clock"
+	"github.com/meterio/meter/meter"
 )
 
 // Span is one metered firing of a trace, as a SpanExporter receives it.
@@ -34,19 +35,33 @@ type SpanExporter interface {
 	Shutdown(ctx context.Context) error
 }
 
+// probeNames finds probes' names by id, from a copy of the registered
+// probes that it renews when it meets a probe registered since.
+type probeNames struct{ probes []*meter.Probe }
+
+func (n *probeNames) name(id int32) string {
+	if int(id) >= len(n.probes) {
+		n.probes = meter.Probes()
+		if int(id) >= len(n.probes) {
+			return ""
+		}
+	}
+	return n.probes[id].Name()
+}
+
 // fill converts queued records into spans, in place in dst (len(dst) ==
 // len(a)+len(b)).
-func fill(dst []Span, a, b []slot) {
+func (n *probeNames) fill(dst []Span, a, b []slot) {
 	for i := range a {
-		toSpan(&dst[i], &a[i].rec)
+		n.toSpan(&dst[i], &a[i].rec)
 	}
 	dst = dst[len(a):]
 	for i := range b {
-		toSpan(&dst[i], &b[i].rec)
+		n.toSpan(&dst[i], &b[i].rec)
 	}
 }
 
-func toSpan(s *Span, r *record) {
+func (n *probeNames) toSpan(s *Span, r *record) {
 	start := clock.WallNanos(r.start)
 	end := start
 	if r.end != 0 {
@@ -56,7 +71,7 @@ func toSpan(s *Span, r *record) {
 		Trace:     r.trace,
 		Index:     r.index,
 		Parent:    r.parent,
-		Name:      r.probe.Name(),
+		Name:      n.name(r.probe),
 		Start:     start,
 		End:       end,
 		Inherent:  r.inherent,
