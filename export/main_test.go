@@ -27,6 +27,21 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// allocsPerRun is testing.AllocsPerRun without its rounding down: the
+// average number of heap allocations per call of f, over runs calls after
+// one to warm up, counting every goroutine's.
+func allocsPerRun(runs int, f func()) float64 {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	f()
+	var a, b runtime.MemStats
+	runtime.ReadMemStats(&a)
+	for range runs {
+		f()
+	}
+	runtime.ReadMemStats(&b)
+	return float64(b.Mallocs-a.Mallocs) / float64(runs)
+}
+
 // runtimeYield lets other goroutines run while a test waits for a
 // condition that they will make true.
 func runtimeYield() { runtime.Gosched() }
