@@ -21,8 +21,8 @@ import (
 // that the oldest are let go.
 type CallPaths struct {
 	mu    sync.Mutex
-	nodes []pathNode        // node 0 is the empty path
-	index map[pathKey]int32 // (parent node, probe) → node
+	nodes []pathNode            // node 0 is the empty path
+	index map[pathKey]int32     // (parent node, probe) → node
 	byPrb map[int32]*pathTotals // by probe id
 
 	open    map[uint64]*openTrace // traces whose final part has not arrived

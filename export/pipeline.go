@@ -415,11 +415,12 @@ func (p *Pipeline) run() {
 		}
 		p.q.parked.Store(true)
 		p.setTimer(now)
-		fired := false
+		fired, woken := false, false
 		select {
 		case <-p.q.wake:
+			woken = true
 		case <-p.timer.C:
-			fired = true
+			fired, woken = true, true
 		case a := <-p.attachCh:
 			p.holding = false
 			p.exporter = a.e
@@ -452,7 +453,9 @@ func (p *Pipeline) run() {
 		}
 		p.q.parked.Store(false)
 		p.q.disarm()
-		p.wakeups.Add(1)
+		if woken {
+			p.wakeups.Add(1)
+		}
 		if !fired && !p.timer.Stop() {
 			select { // the timer fired after the select chose another case
 			case <-p.timer.C:

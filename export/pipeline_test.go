@@ -163,9 +163,11 @@ func testAccounting(t *testing.T, queue int, slow time.Duration) {
 		}
 	}
 	// A wake-up comes only when a full batch is claimed, so each one leads
-	// to at least one export call: never one per span.
-	if st.Wakeups > int64(e.batches) || st.Wakeups*batch > n*11/10+8*batch {
-		t.Errorf("%d wake-ups for %d spans produced and %d export calls in batches of %d", st.Wakeups, n, e.batches, batch)
+	// to at least one export call, but for the wake-ups that end a wait
+	// for a producer between claim and publication: never one per span.
+	if st.Wakeups > int64(e.batches)+st.Stalls || st.Wakeups*batch > n*11/10+8*batch {
+		t.Errorf("%d wake-ups (%d after stalls) for %d spans produced and %d export calls in batches of %d",
+			st.Wakeups, st.Stalls, n, e.batches, batch)
 	}
 	for _, msg := range e.errs[:min(len(e.errs), 5)] {
 		t.Error(msg)
@@ -373,7 +375,9 @@ func TestTracedCallAllocatesNothing(t *testing.T) {
 	for _, labels := range []bool{false, true} {
 		t.Run(fmt.Sprintf("labels=%v", labels), func(t *testing.T) {
 			a := newApp(t)
-			e := Start(Settings{Pprof: t.TempDir() + "/p.pprof", Labels: labels, Traces: true, Stderr: io.Discard})
+			// A queue that holds every span of the test: a slow exporter
+			// (under -race) drops nothing, so nothing is reported.
+			e := Start(Settings{Pprof: t.TempDir() + "/p.pprof", Labels: labels, Traces: true, TraceMax: 100_000, Stderr: io.Discard})
 			defer e.Close(context.Background())
 			defer e.StopTraces(context.Background())
 			a.configure(t, e.Sink())
@@ -549,6 +553,9 @@ func TestExportTimeout(t *testing.T) {
 		p.TraceSpans(1, spansOf(probe, 1), true, false)
 		if err := p.Flush(context.Background()); err != nil {
 			t.Fatal(err)
+		}
+		for p.refusing.Load() { // the back-off of a nanosecond ends at the exporter's next turn
+			runtimeYield()
 		}
 	}
 	p.Shutdown(context.Background())
