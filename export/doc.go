@@ -15,9 +15,10 @@
 // A Pipeline is the meter.Sink. The engine hands over a trace's spans, in
 // one part or several (meter.Sink), and the pipeline copies them into a
 // bounded lock-free multi-producer single-consumer queue (queue.go): one
-// compare-and-swap claims room for the whole part, each span is a 56-byte
-// copy, one atomic store publishes the claim and one atomic add counts its
-// spans. TraceSpans never blocks, never takes a lock and never allocates.
+// compare-and-swap claims room for the whole part, each span is a 48-byte
+// copy (no pointers: the ring is never scanned by the garbage collector,
+// and written without write barriers), one atomic store publishes the
+// claim and one atomic add counts its spans. TraceSpans never blocks, never takes a lock and never allocates.
 // Spans that do not fit are dropped, counted in Stats and in the model
 // (meter.AddDropped), and reported on standard error at most once per
 // interval; the producer that finds the queue full yields its processor,
