@@ -11,7 +11,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 # Modules of this repository: the runtime (.) and the ones nested in it,
 # each with its own go.mod so that its requirements stay its own.
-MODULES ?= . cmd/meterinject
+MODULES ?= . cmd/meterinject otlp bench/export
 
 vet:
 	@set -e; for m in $(MODULES); do echo "vet: $$m"; (cd $$m && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...); done

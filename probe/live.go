@@ -73,12 +73,12 @@ func checkLive(w io.Writer) {
 
 // WriteProfile writes the current model and the call paths traced so far
 // as a pprof profile, as METER_EXPORT_PPROF does at exit. Call paths are
-// collected only while a pprof export is configured; without one, the
-// profile holds the model alone.
+// collected while a trace gate is on and a profile or the live page is
+// configured; otherwise the profile holds the model alone.
 func WriteProfile(w io.Writer) error {
 	var paths *export.CallPaths
-	if exports.paths != nil {
-		paths = exports.paths.Frozen() // before the model: see CallPaths.Frozen
+	if exports != nil && exports.CallPaths() != nil {
+		paths = exports.CallPaths().Frozen() // before the model: see CallPaths.Frozen
 	}
 	return export.WriteProfile(w, meter.Take(), paths)
 }

@@ -26,6 +26,7 @@ var (
 func Main() {
 	mainOnce.Do(func() {
 		setupOnce.Do(setup)
+		checkExports()
 		watchSignals()
 		announce()
 		checkLive(stderr) // live.go: every init has run, so a missing live page is known

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/meterio/meter/clock"
-	"github.com/meterio/meter/export"
 	"github.com/meterio/meter/extensions/budget"
 	"github.com/meterio/meter/extensions/flowcheck"
 	"github.com/meterio/meter/extensions/hotspot"
@@ -42,6 +41,7 @@ func setup() {
 	ch := chain(config)
 	ch.Sink = startExports(config, ch) // export.go
 	meter.Configure(ch)
+	runExports()
 	configureLive(config.HTTP) // live.go
 	if config.ExportInterval > 0 && (config.ExportCSV != "" || config.ExportPprof != "") {
 		ticker.Add(1)
@@ -102,14 +102,6 @@ func periodic(every time.Duration) {
 func flush() {
 	flushMu.Lock()
 	defer flushMu.Unlock()
-	if config.ExportCSV != "" {
-		s := meter.Take()
-		if err := export.WriteCSVFile(config.ExportCSV, s); err != nil {
-			fmt.Fprintf(stderr, "meter: %v\n", err)
-		} else if err := writeMeta(config.ExportCSV+MetaSuffix, s); err != nil {
-			fmt.Fprintf(stderr, "meter: %v\n", err)
-		}
-	}
 	flushExports()
 }
 

@@ -49,6 +49,8 @@ type Config struct {
 
 	TraceMax int64
 
+	PprofLabels bool
+
 	ExportCSV      string
 	ExportPprof    string
 	ExportOTLP     bool
@@ -79,6 +81,13 @@ func Defaults() Config {
 	}
 }
 
+// MaxTraceMax is the largest METER_TRACE_MAX accepted. The export queue
+// is sized to hold one whole trace, and the engine buffers a traced
+// goroutine's spans until it hands them over: 100,000 spans are about 8 MB
+// of queue and 5 MB of buffer, where a larger value could take gigabytes
+// for one runaway trace.
+const MaxTraceMax = 100_000
+
 // Names lists every property this package reads; Unknown names the
 // nearest of them for a misspelt one.
 var Names = []string{
@@ -89,7 +98,7 @@ var Names = []string{
 	"METER_TRACEPOINT_ENABLED", "METER_TRACEPOINT_SAMPLE", "METER_TRACEPOINT_INCLUDE",
 	"METER_FLOWCHECK_ENABLED", "METER_FLOWCHECK_LOWER", "METER_FLOWCHECK_UPPER",
 	"METER_SPOTCHECK_ENABLED", "METER_SPOTCHECK_INTERVAL",
-	"METER_TRACE_MAX",
+	"METER_TRACE_MAX", "METER_PPROF_LABELS",
 	"METER_EXPORT_CSV", "METER_EXPORT_PPROF", "METER_EXPORT_OTLP", "METER_EXPORT_INTERVAL",
 	"METER_HTTP",
 }
@@ -223,7 +232,8 @@ func Load(lookup func(string) (string, bool), errs io.Writer) Config {
 
 	p.boolean("METER_SPOTCHECK_ENABLED", &c.SpotcheckEnabled)
 	p.integer("METER_SPOTCHECK_INTERVAL", &c.SpotcheckInterval, 1, spotcheck.MaxInterval)
-	p.integer("METER_TRACE_MAX", &c.TraceMax, 1, math.MaxInt32)
+	p.integer("METER_TRACE_MAX", &c.TraceMax, 1, MaxTraceMax)
+	p.boolean("METER_PPROF_LABELS", &c.PprofLabels)
 
 	if v, ok := lookup("METER_EXPORT_CSV"); ok {
 		c.ExportCSV = v

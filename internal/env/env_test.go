@@ -28,7 +28,7 @@ func TestDefaults(t *testing.T) {
 		c.BudgetUnit != 1_000 || c.TracepointEnabled || c.TracepointSample != 100 || c.TracepointInclude != nil ||
 		c.FlowcheckEnabled || c.FlowcheckLower != 0 || c.FlowcheckUpper != 100 || c.SpotcheckEnabled ||
 		c.SpotcheckInterval != 10000 || c.TraceMax != 10000 || c.ExportCSV != "" || c.ExportPprof != "" ||
-		c.ExportOTLP || c.ExportInterval != 0 || c.HotspotInitial != d.HotspotInitial {
+		c.ExportOTLP || c.ExportInterval != 0 || c.HotspotInitial != d.HotspotInitial || c.PprofLabels {
 		t.Fatalf("defaults differ from DESIGN.md: %+v", c)
 	}
 }
@@ -42,7 +42,7 @@ func TestGoodValues(t *testing.T) {
 		"METER_TRACEPOINT_INCLUDE", `^bolt\.`, "METER_FLOWCHECK_ENABLED", "true", "METER_FLOWCHECK_LOWER", "250",
 		"METER_FLOWCHECK_UPPER", "250", "METER_SPOTCHECK_ENABLED", "true", "METER_SPOTCHECK_INTERVAL", "9",
 		"METER_TRACE_MAX", "11", "METER_EXPORT_CSV", "/tmp/m.csv", "METER_EXPORT_PPROF", "/tmp/m.pb.gz",
-		"METER_EXPORT_OTLP", "true", "METER_EXPORT_INTERVAL", "1m30s",
+		"METER_EXPORT_OTLP", "true", "METER_EXPORT_INTERVAL", "1m30s", "METER_PPROF_LABELS", "true",
 	)
 	if errs != "" {
 		t.Fatalf("complaints about good values: %q", errs)
@@ -52,7 +52,7 @@ func TestGoodValues(t *testing.T) {
 		!c.TracepointEnabled || c.TracepointSample != 3 || !c.TracepointInclude.MatchString("bolt.(*DB).Update") ||
 		!c.FlowcheckEnabled || c.FlowcheckLower != 250 || c.FlowcheckUpper != 250 || !c.SpotcheckEnabled ||
 		c.SpotcheckInterval != 9 || c.TraceMax != 11 || c.ExportCSV != "/tmp/m.csv" || c.ExportPprof != "/tmp/m.pb.gz" ||
-		!c.ExportOTLP || c.ExportInterval != 90*time.Second {
+		!c.ExportOTLP || c.ExportInterval != 90*time.Second || !c.PprofLabels {
 		t.Fatalf("parsed %+v", c)
 	}
 }
@@ -77,7 +77,10 @@ func TestBadValuesGetOneLineAndTheDefault(t *testing.T) {
 		{"METER_TRACEPOINT_INCLUDE", "bolt.(", "regular expression", func(c Config) bool { return c.TracepointInclude == nil }},
 		{"METER_FLOWCHECK_LOWER", "-5", "from 0 to 2147483647", func(c Config) bool { return c.FlowcheckLower == d.FlowcheckLower }},
 		{"METER_SPOTCHECK_INTERVAL", "1e4", "from 1 to 1099511627776", func(c Config) bool { return c.SpotcheckInterval == d.SpotcheckInterval }},
-		{"METER_TRACE_MAX", "many", "from 1 to 2147483647", func(c Config) bool { return c.TraceMax == d.TraceMax }},
+		{"METER_TRACE_MAX", "many", "from 1 to 100000", func(c Config) bool { return c.TraceMax == d.TraceMax }},
+		{"METER_TRACE_MAX", "2147483648", "from 1 to 100000", func(c Config) bool { return c.TraceMax == d.TraceMax }},
+		{"METER_TRACE_MAX", "100001", "from 1 to 100000", func(c Config) bool { return c.TraceMax == d.TraceMax }},
+		{"METER_PPROF_LABELS", "on", "true or false", func(c Config) bool { return !c.PprofLabels }},
 		{"METER_EXPORT_OTLP", "grpc", "true or false", func(c Config) bool { return !c.ExportOTLP }},
 		{"METER_EXPORT_INTERVAL", "10", "Go duration", func(c Config) bool { return c.ExportInterval == 0 }},
 		{"METER_HOTSPOT_SAMPLE", "-1", "from 0 to 1073741824", func(c Config) bool { return c.HotspotSample == d.HotspotSample }},

@@ -3,29 +3,32 @@
 // after the design of DoorDash's batch span processor study: a no-op
 // exporter, queue 2048, batch 512, schedule delay 5 s.
 //
-//	go run ./export/cmd/headtohead
+//	go run ./headtohead      # from bench/export
 //
 // For each system and 1, 2, 4 and 8 producer goroutines it reports:
 //   - exported spans per second, producers creating and ending spans as fast
 //     as they can (spans dropped on a full queue are not counted);
+//   - the same into a real OTLP receiver over gRPC on loopback, in a
+//     process of its own (otlptest, decoding every request): meter's
+//     pipeline with the otlp module's exporter, the BSP with the
+//     OpenTelemetry otlptracegrpc exporter, same queue and batch; spans/s
+//     counted by the receiver;
 //   - the exporter goroutine's CPU time at a steady 10,000 spans/s per
 //     producer: its running time in a runtime/trace of the run, read with
 //     `go tool trace -d=parsed` (the time between its transitions to and
-//     from running), the same method for both systems. With -lock, meter's
-//     exporter goroutine is also locked to its thread and read with
-//     getrusage(RUSAGE_THREAD), which agrees with the trace within noise.
-//     Process CPU is shown too;
+//     from running), the same method for both systems. Process CPU is
+//     shown too;
 //   - exporter wake-ups per 10,000 spans in that run: the exporter
 //     goroutine's transitions from waiting to runnable in the same trace
 //     (meter's own count is shown beside it and agrees);
 //   - producer allocations per span (1 producer, runtime.MemStats over the
 //     whole process: the exporters allocate per batch, not per span).
 //
-// The no-op exporter only counts spans, as in the study. meter builds a
-// span's OpenTelemetry fields when the exporter reads them, on the exporter
-// goroutine; the SDK builds them on the producer. -read makes the exporter
-// read every field, as the OTLP exporters do, so that meter's exporter
-// goroutine pays for the conversion.
+// The no-op exporter only counts spans, as in the study. meter's pipeline
+// converts its queued records into export.Span values on the exporter
+// goroutine for any exporter; the SDK builds its spans on the producer.
+// -read makes the exporter read every field of every span, as an OTLP
+// exporter does.
 //
 // Steady pacing: Go's timers do not keep a 100 µs sleep on these VMs (it
 // takes about 1 ms), so each producer makes 10 spans every 1 ms. That
@@ -54,12 +57,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/meterio/meter/bench/export/internal/harness"
 	"github.com/meterio/meter/clock"
 	"github.com/meterio/meter/export"
 	"github.com/meterio/meter/meter"
+	"github.com/meterio/meter/otlp"
 )
 
 var (
@@ -68,21 +75,38 @@ var (
 	flagProducers = flag.String("producers", "1,2,4,8", "producer goroutine counts")
 	flagRate      = flag.Int("rate", 10000, "spans per second per producer in the steady run")
 	flagSpans     = flag.Int("spans", 1, "spans per trace")
-	flagLabels    = flag.Bool("labels", false, "meter: set pprof labels on traced goroutines")
 	flagRead      = flag.Bool("read", false, "the no-op exporter reads every field of every span, as an OTLP exporter does")
 	flagSpin      = flag.Bool("spin", false, "also run the steady phase with spinning producers, while producers < GOMAXPROCS (see the package doc)")
-	flagLock      = flag.Bool("lock", false, "lock meter's exporter goroutine to its thread in the steady run and read the thread's CPU (a cross-check of the trace)")
 	flagWakeups   = flag.Bool("trace", true, "read exporter wake-ups and running time from a runtime trace of the steady run")
+	flagReceiver  = flag.Bool("receiver", true, "also export into a loopback OTLP receiver")
 )
 
 // counter is the no-op exporter: it counts spans. With -read it also reads
-// what an OTLP exporter reads of each span.
+// every field of each span, as an OTLP exporter does.
 type counter struct {
 	n    atomic.Int64
 	sink int64
 }
 
-func (c *counter) ExportSpans(_ context.Context, s []sdktrace.ReadOnlySpan) error {
+// ExportSpans is meter's side.
+func (c *counter) ExportSpans(_ context.Context, s []export.Span) error {
+	c.n.Add(int64(len(s)))
+	if *flagRead {
+		for i := range s {
+			sp := &s[i]
+			c.sink += int64(len(sp.Name)) + int64(sp.Trace) + int64(sp.Index) + int64(sp.Parent) + sp.Start - sp.End + sp.Inherent
+			if sp.Truncated {
+				c.sink++
+			}
+		}
+	}
+	return nil
+}
+
+// bspCounter is the SDK's side.
+type bspCounter struct{ *counter }
+
+func (c bspCounter) ExportSpans(_ context.Context, s []sdktrace.ReadOnlySpan) error {
 	c.n.Add(int64(len(s)))
 	if *flagRead {
 		for _, sp := range s {
@@ -106,64 +130,50 @@ func readSpan(s sdktrace.ReadOnlySpan) int64 {
 }
 func (c *counter) Shutdown(context.Context) error { return nil }
 
-// CopiesSpans: the counter keeps nothing of the spans (export.SpanCopier).
-func (c *counter) CopiesSpans() {}
-
 // system is one export path under test.
 type system interface {
 	name() string
-	start(exp *counter, lockExporter bool)
-	trace() // one trace of *flagSpans spans, on the calling goroutine
+	start(exp *counter)
+	startOTLP(ctx context.Context) error // exports to the receiver, over gRPC, as OTEL_EXPORTER_OTLP_* say
+	trace()                              // one trace of *flagSpans spans, on the calling goroutine
 	stop()
-	wakeups() int64     // as the system counts them itself; -1 if it does not
-	exporterCPU() int64 // ns, -1 if not known
+	wakeups() int64 // as the system counts them itself; -1 if it does not
 	exporterFunc() string
 }
 
 // meterSystem drives probes through the meter engine into export.Pipeline.
 type meterSystem struct {
-	root, child *meter.Probe
-	p           *export.Pipeline
+	tr *harness.Traffic
+	p  *export.Pipeline
 }
-
-type gate struct{ root *meter.Probe }
-
-func (g gate) Start(_ *meter.Goroutine, p *meter.Probe) bool { return p == g.root }
-func (gate) Ended(*meter.Goroutine)                          {}
 
 func (m *meterSystem) name() string { return "meter" }
-func (m *meterSystem) start(exp *counter, lock bool) {
-	if m.root == nil {
-		m.root = meter.NewProbe("headtohead.root", nil)
-		m.child = meter.NewProbe("headtohead.child", nil)
+func (m *meterSystem) opts() []export.Option {
+	return []export.Option{export.WithQueueSize(2048), export.WithBatchSize(512), export.WithMaxExportBatch(512),
+		export.WithScheduleDelay(5 * time.Second), export.WithStderr(discard{})}
+}
+func (m *meterSystem) start(exp *counter) { m.run(append(m.opts(), export.WithSpanExporter(exp))) }
+func (m *meterSystem) startOTLP(ctx context.Context) error {
+	e, err := otlp.NewSpanExporter(ctx)
+	if err != nil {
+		return err
 	}
-	opts := []export.Option{export.WithSpanExporter(exp), export.WithQueueSize(2048), export.WithBatchSize(512),
-		export.WithScheduleDelay(5 * time.Second), export.WithLabels(*flagLabels), export.WithStderr(discard{})}
-	if lock {
-		opts = append(opts, export.WithLockedThread())
+	m.run(append(m.opts(), export.WithSpanExporter(e)))
+	return nil
+}
+func (m *meterSystem) run(opts []export.Option) {
+	if m.tr == nil {
+		m.tr = harness.NewTraffic(*flagSpans)
 	}
 	m.p = export.NewPipeline(opts...)
-	meter.Configure(meter.Chain{Enabled: true, Gates: []meter.Gate{gate{m.root}}, Sink: m.p})
-	m.root.Begin().End() // a probe starts traces once a firing of it has ended
+	m.tr.Configure(m.p)
 }
-func (m *meterSystem) trace() {
-	f := m.root.Begin()
-	for i := 1; i < *flagSpans; i++ {
-		m.child.Begin().End()
-	}
-	f.End()
-}
+func (m *meterSystem) trace() { m.tr.Trace() }
 func (m *meterSystem) stop() {
 	m.p.Shutdown(context.Background())
 	meter.Configure(meter.Chain{})
 }
-func (m *meterSystem) wakeups() int64 { return m.p.Stats().Wakeups }
-func (m *meterSystem) exporterCPU() int64 {
-	if !*flagLock {
-		return -1
-	}
-	return int64(m.p.ExporterCPU())
-}
+func (m *meterSystem) wakeups() int64       { return m.p.Stats().Wakeups }
 func (m *meterSystem) exporterFunc() string { return "export.(*Pipeline).run" }
 
 // bspSystem drives the SDK's tracer into its BatchSpanProcessor.
@@ -172,8 +182,17 @@ type bspSystem struct {
 	tracer trace.Tracer
 }
 
-func (b *bspSystem) name() string { return "otel BSP" }
-func (b *bspSystem) start(exp *counter, _ bool) {
+func (b *bspSystem) name() string       { return "otel BSP" }
+func (b *bspSystem) start(exp *counter) { b.run(bspCounter{exp}) }
+func (b *bspSystem) startOTLP(ctx context.Context) error {
+	e, err := otlptrace.New(ctx, otlptracegrpc.NewClient())
+	if err != nil {
+		return err
+	}
+	b.run(e)
+	return nil
+}
+func (b *bspSystem) run(exp sdktrace.SpanExporter) {
 	bsp := sdktrace.NewBatchSpanProcessor(exp, sdktrace.WithMaxQueueSize(2048), sdktrace.WithMaxExportBatchSize(512),
 		sdktrace.WithBatchTimeout(5*time.Second))
 	b.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(bsp), sdktrace.WithSampler(sdktrace.AlwaysSample()))
@@ -189,7 +208,6 @@ func (b *bspSystem) trace() {
 }
 func (b *bspSystem) stop()                { b.tp.Shutdown(context.Background()) }
 func (b *bspSystem) wakeups() int64       { return -1 }
-func (b *bspSystem) exporterCPU() int64   { return -1 }
 func (b *bspSystem) exporterFunc() string { return "trace.(*batchSpanProcessor).processQueue" }
 
 type discard struct{}
@@ -200,7 +218,7 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 // produced spans per second.
 func throughput(s system, n int, d time.Duration) (exported, produced float64) {
 	exp := &counter{}
-	s.start(exp, false)
+	s.start(exp)
 	var stop atomic.Bool
 	var made atomic.Int64
 	var wg sync.WaitGroup
@@ -229,10 +247,45 @@ func throughput(s system, n int, d time.Duration) (exported, produced float64) {
 	return float64(e1-e0) / el.Seconds(), produced
 }
 
+// intoReceiver runs n producers flat out for d, exporting over gRPC into
+// r, and returns the spans per second r received in that time.
+func intoReceiver(s system, r *harness.Receiver, n int, d time.Duration) float64 {
+	os.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+r.GRPCAddr)
+	os.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+	if err := s.startOTLP(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "headtohead:", err)
+		return -1
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				s.trace()
+			}
+		}()
+	}
+	time.Sleep(d / 10) // warm up: connections made
+	r0, t0 := count(r), time.Now()
+	time.Sleep(d)
+	r1, el := count(r), time.Since(t0)
+	stop.Store(true)
+	wg.Wait()
+	s.stop()
+	return float64(r1-r0) / el.Seconds()
+}
+
+func count(r *harness.Receiver) int64 {
+	n, _ := r.Count()
+	return n
+}
+
 // allocs returns heap allocations and bytes per span with one producer.
 func allocs(s system) (float64, float64) {
 	exp := &counter{}
-	s.start(exp, false)
+	s.start(exp)
 	defer s.stop()
 	for range 1000 {
 		s.trace()
@@ -252,7 +305,6 @@ func allocs(s system) (float64, float64) {
 type steadyResult struct {
 	spans       int64
 	process     time.Duration // process CPU
-	exporter    time.Duration // meter's exporter thread, read directly; -1 if unknown
 	selfWakeups int64         // as meter counts them; -1 if unknown
 	trace       traced        // from the runtime trace
 }
@@ -263,12 +315,12 @@ type steadyResult struct {
 // producers sleep 1 ms between bursts.
 func steady(s system, n, rate int, d time.Duration, spin bool) steadyResult {
 	exp := &counter{}
-	s.start(exp, *flagLock)
+	s.start(exp)
 	time.Sleep(50 * time.Millisecond)
 	var r steadyResult
-	w0, x0 := s.wakeups(), s.exporterCPU()
+	w0 := s.wakeups()
 	stopTrace := startTrace(s)
-	proc0 := export.ProcessCPU()
+	proc0 := harness.ProcessCPU()
 	var made atomic.Int64
 	var wg sync.WaitGroup
 	// Spans are made one tick of 1 ms at a time (10 spans per tick at the
@@ -299,7 +351,7 @@ func steady(s system, n, rate int, d time.Duration, spin bool) steadyResult {
 		}()
 	}
 	wg.Wait()
-	r.process = time.Duration(export.ProcessCPU() - proc0)
+	r.process = time.Duration(harness.ProcessCPU() - proc0)
 	r.trace = stopTrace()
 	r.spans = made.Load()
 	r.selfWakeups = -1
@@ -307,14 +359,11 @@ func steady(s system, n, rate int, d time.Duration, spin bool) steadyResult {
 		r.selfWakeups = w - w0
 	}
 	s.stop()
-	r.exporter = -1
-	if x := s.exporterCPU(); x >= 0 {
-		r.exporter = time.Duration(x - x0)
-	}
 	return r
 }
 
 func main() {
+	harness.ServeIfChild()
 	flag.Parse()
 	if err := clock.Setup("auto"); err != nil {
 		clock.Setup("mono")
@@ -328,25 +377,44 @@ func main() {
 		}
 		counts = append(counts, n)
 	}
+	var recv *harness.Receiver
+	if *flagReceiver {
+		var err error
+		if recv, err = harness.StartReceiver(); err != nil {
+			fmt.Fprintln(os.Stderr, "headtohead:", err)
+			os.Exit(1)
+		}
+		defer recv.Close()
+	}
 	systems := []system{&meterSystem{}, &bspSystem{}}
-	fmt.Printf("GOMAXPROCS=%d, %s, spans per trace %d, meter labels %v, exporter reads spans %v, clock %s\n\n",
-		runtime.GOMAXPROCS(0), runtime.Version(), *flagSpans, *flagLabels, *flagRead, clock.Source())
+	fmt.Printf("GOMAXPROCS=%d, %s, spans per trace %d, exporter reads spans %v, clock %s, %s\n\n",
+		runtime.GOMAXPROCS(0), runtime.Version(), *flagSpans, *flagRead, clock.Source(), time.Now().Format("2006-01-02"))
 
-	fmt.Printf("Exported spans/s, producers flat out for %v (produced spans/s in brackets)\n", *flagDuration)
-	fmt.Printf("%-10s %-26s %-26s %s\n", "producers", "meter", "otel BSP", "meter/BSP")
+	fmt.Printf("Exported spans/s, producers flat out for %v (produced spans/s in brackets); into the receiver: spans/s it decoded (gRPC, loopback, its own process)\n", *flagDuration)
+	fmt.Printf("%-10s %-26s %-26s %-10s %-16s %-16s %s\n", "producers", "meter", "otel BSP", "meter/BSP", "meter→receiver", "BSP→receiver", "meter/BSP")
 	for _, n := range counts {
-		var ex [2]float64
-		var pr [2]float64
+		var ex, pr, rc [2]float64
 		for i, s := range systems {
 			ex[i], pr[i] = throughput(s, n, *flagDuration)
+			rc[i] = -1
+			if recv != nil {
+				rc[i] = intoReceiver(s, recv, n, *flagDuration)
+			}
 		}
-		fmt.Printf("%-10d %-26s %-26s %.1fx\n", n, fmt.Sprintf("%.3gM (%.3gM)", ex[0]/1e6, pr[0]/1e6), fmt.Sprintf("%.3gM (%.3gM)", ex[1]/1e6, pr[1]/1e6), ex[0]/ex[1])
+		rs := func(v float64) string {
+			if v < 0 {
+				return "n/a"
+			}
+			return fmt.Sprintf("%.3gk", v/1e3)
+		}
+		fmt.Printf("%-10d %-26s %-26s %-10s %-16s %-16s %.1fx\n", n, fmt.Sprintf("%.3gM (%.3gM)", ex[0]/1e6, pr[0]/1e6),
+			fmt.Sprintf("%.3gM (%.3gM)", ex[1]/1e6, pr[1]/1e6), fmt.Sprintf("%.1fx", ex[0]/ex[1]), rs(rc[0]), rs(rc[1]), rc[0]/rc[1])
 	}
 
 	fmt.Printf("\nSteady %d spans/s per producer for %v, per second of run: the exporter goroutine's running time (runtime trace),\n", *flagRate, *flagSteady)
-	fmt.Printf("meter's exporter thread CPU (getrusage, with -lock), process CPU; exporter wake-ups per 10,000 spans (runtime trace).\n")
+	fmt.Printf("process CPU; exporter wake-ups per 10,000 spans (runtime trace).\n")
 	fmt.Printf("bursts: producers sleep 1 ms between bursts of rate/1000 spans; spin (-spin): one span at a time, spinning in between.\n")
-	fmt.Printf("%-15s %-11s %-11s %-10s %-13s %-11s %-11s %-11s %-9s %s\n", "producers", "meter exp", "BSP exp", "meter/BSP", "meter thread", "meter proc", "BSP proc", "meter wakes", "BSP wakes", "(meter self-count)")
+	fmt.Printf("%-15s %-11s %-11s %-10s %-11s %-11s %-11s %-9s %s\n", "producers", "meter exp", "BSP exp", "meter/BSP", "meter proc", "BSP proc", "meter wakes", "BSP wakes", "(meter self-count)")
 	type pacing struct {
 		n    int
 		spin bool
@@ -386,9 +454,9 @@ func main() {
 		if rs[0].trace.running >= 0 && rs[1].trace.running > 0 {
 			ratio = fmt.Sprintf("%.3f", float64(rs[0].trace.running)/float64(rs[1].trace.running))
 		}
-		fmt.Printf("%-15s %-11s %-11s %-10s %-13s %-11s %-11s %-11s %-9s %s\n", label,
+		fmt.Printf("%-15s %-11s %-11s %-10s %-11s %-11s %-11s %-9s %s\n", label,
 			ms(time.Duration(rs[0].trace.running)), ms(time.Duration(rs[1].trace.running)), ratio,
-			ms(rs[0].exporter), ms(rs[0].process), ms(rs[1].process),
+			ms(rs[0].process), ms(rs[1].process),
 			wakes(rs[0].trace.wakeups, rs[0].spans), wakes(rs[1].trace.wakeups, rs[1].spans), wakes(rs[0].selfWakeups, rs[0].spans))
 	}
 

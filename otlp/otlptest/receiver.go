@@ -1,8 +1,10 @@
-// Package otlpreceiver is a real OTLP receiver for tests: a gRPC server on
-// the official OTLP collector service definitions and an HTTP/protobuf
-// handler, both on loopback, storing what they receive. It exists so tests
-// check what goes over the wire, not what a mock of our exporter was told.
-package otlpreceiver
+// Package otlptest is a real OTLP receiver for tests: a gRPC server on the
+// official OTLP collector service definitions and an HTTP/protobuf handler,
+// both on loopback, keeping (or only counting) what they receive. Tests
+// check what goes over the wire with it, not what a mock of an exporter was
+// told. It also has a listener that refuses every connection, for tests of
+// a collector that is down.
+package otlptest
 
 import (
 	"compress/gzip"
@@ -11,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	collmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
@@ -18,6 +21,7 @@ import (
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
+	_ "google.golang.org/grpc/encoding/gzip" // OTEL_EXPORTER_OTLP_COMPRESSION=gzip over gRPC
 	"google.golang.org/protobuf/proto"
 )
 
@@ -26,6 +30,9 @@ import (
 type Receiver struct {
 	GRPCAddr string // host:port of the gRPC server
 	HTTPAddr string // host:port of the HTTP/protobuf server
+
+	keep  bool
+	spans atomic.Int64 // spans received, kept or not
 
 	grpc *grpc.Server
 	http *http.Server
@@ -38,8 +45,16 @@ type Receiver struct {
 	calls   map[string]int // requests by transport and signal: "grpc/traces"
 }
 
+// Option configures a Receiver.
+type Option func(*Receiver)
+
+// CountOnly makes the receiver decode what it receives and count the
+// spans, without keeping them: for load tests, whose spans would fill the
+// memory. Spans and Metrics then return nothing; SpanCount and Calls work.
+func CountOnly() Option { return func(r *Receiver) { r.keep = false } }
+
 // Start starts both servers on 127.0.0.1, on ports the kernel picks.
-func Start() (*Receiver, error) {
+func Start(opts ...Option) (*Receiver, error) {
 	gl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -52,9 +67,13 @@ func Start() (*Receiver, error) {
 	r := &Receiver{
 		GRPCAddr: gl.Addr().String(),
 		HTTPAddr: hl.Addr().String(),
+		keep:     true,
 		grpc:     grpc.NewServer(),
 		changed:  make(chan struct{}),
 		calls:    map[string]int{},
+	}
+	for _, o := range opts {
+		o(r)
 	}
 	colltrace.RegisterTraceServiceServer(r.grpc, traceService{r: r})
 	collmetrics.RegisterMetricsServiceServer(r.grpc, metricsService{r: r})
@@ -76,9 +95,18 @@ func (r *Receiver) Close() {
 }
 
 func (r *Receiver) addTraces(transport string, rs []*tracepb.ResourceSpans) {
+	n := 0
+	for _, x := range rs {
+		for _, ss := range x.ScopeSpans {
+			n += len(ss.Spans)
+		}
+	}
+	r.spans.Add(int64(n))
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.traces = append(r.traces, rs...)
+	if r.keep {
+		r.traces = append(r.traces, rs...)
+	}
 	r.calls[transport+"/traces"]++
 	close(r.changed)
 	r.changed = make(chan struct{})
@@ -87,11 +115,16 @@ func (r *Receiver) addTraces(transport string, rs []*tracepb.ResourceSpans) {
 func (r *Receiver) addMetrics(transport string, rm []*metricspb.ResourceMetrics) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.metrics = append(r.metrics, rm...)
+	if r.keep {
+		r.metrics = append(r.metrics, rm...)
+	}
 	r.calls[transport+"/metrics"]++
 	close(r.changed)
 	r.changed = make(chan struct{})
 }
+
+// SpanCount returns how many spans arrived, kept or not.
+func (r *Receiver) SpanCount() int64 { return r.spans.Load() }
 
 // Calls returns how many export requests arrived by "grpc/traces",
 // "http/metrics" and so on.
@@ -252,4 +285,47 @@ func writeProto(w http.ResponseWriter, m proto.Message) {
 	b, _ := proto.Marshal(m)
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	w.Write(b)
+}
+
+// Refuser is a loopback port that accepts every connection and closes it
+// at once, counting them: a collector that is down, seen from a client,
+// where each connection attempt can be counted.
+type Refuser struct {
+	Addr     string // host:port
+	attempts atomic.Int64
+	l        net.Listener
+	done     chan struct{}
+}
+
+// StartRefuser listens on a loopback port the kernel picks.
+func StartRefuser() (*Refuser, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	f := &Refuser{Addr: l.Addr().String(), l: l, done: make(chan struct{})}
+	go func() {
+		defer close(f.done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			f.attempts.Add(1)
+			if tc, ok := c.(*net.TCPConn); ok {
+				tc.SetLinger(0) // a reset, as from a closed port
+			}
+			c.Close()
+		}
+	}()
+	return f, nil
+}
+
+// Attempts returns how many connections were made to it.
+func (f *Refuser) Attempts() int64 { return f.attempts.Load() }
+
+// Close stops listening.
+func (f *Refuser) Close() {
+	f.l.Close()
+	<-f.done
 }

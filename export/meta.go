@@ -1,0 +1,51 @@
+package export
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/meterio/meter/meter"
+)
+
+// MetaSuffix names the file written next to the CSV model: the CSV's
+// columns are fixed, so what produced the model (the extensions and their
+// settings, the clock) and the engine's counters go beside it, one
+// "key: value" line each.
+const MetaSuffix = ".meta"
+
+// WriteMeta writes the model's metadata: when it was taken, the clock, the
+// extensions, and the counters of probes, traces, truncated traces, spans
+// dropped on the way to an exporter, clamped durations and re-enabled
+// probes.
+func WriteMeta(w io.Writer, s meter.Snapshot) error {
+	bw := bufio.NewWriter(w)
+	line := func(key, val string) {
+		bw.WriteString(key)
+		bw.WriteString(": ")
+		bw.WriteString(val)
+		bw.WriteByte('\n')
+	}
+	num := func(key string, n int64) { line(key, strconv.FormatInt(n, 10)) }
+	line("taken", s.Taken.UTC().Format(time.RFC3339Nano))
+	line("clock", s.Clock)
+	line("extensions", strings.Join(s.Extensions, " "))
+	num("probes", int64(s.Probes))
+	num("traces", s.Traces)
+	num("truncated_traces", s.TruncatedTraces)
+	num("dropped_spans", s.Dropped)
+	num("clamped_durations", int64(s.Clamped))
+	var reenabled int64
+	for _, r := range s.Rows {
+		reenabled += r.Reenabled
+	}
+	num("reenabled", reenabled)
+	return bw.Flush()
+}
+
+// WriteMetaFile writes the metadata to path as WriteFile does.
+func WriteMetaFile(path string, s meter.Snapshot) error {
+	return WriteFile(path, func(w io.Writer) error { return WriteMeta(w, s) })
+}
