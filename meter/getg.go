@@ -30,5 +30,6 @@ func callerFrame() (pos, pc uintptr)
 
 // callerFrameN is callerFrame for the function n calls further out.
 //
+//lint:ignore U1000 used by firingFrame, off amd64 and under -race
 //go:noescape
 func callerFrameN(n int) (pos, pc uintptr)
