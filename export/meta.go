@@ -30,6 +30,13 @@ func WriteMeta(w io.Writer, s meter.Snapshot) error {
 	}
 	num := func(key string, n int64) { line(key, strconv.FormatInt(n, 10)) }
 	line("taken", s.Taken.UTC().Format(time.RFC3339Nano))
+	if !s.Started.IsZero() {
+		line("started", s.Started.UTC().Format(time.RFC3339Nano))
+	}
+	line("final", strconv.FormatBool(s.Final))
+	if cpu := processCPU(); cpu > 0 {
+		num("cpu_ns", cpu)
+	}
 	line("clock", s.Clock)
 	line("extensions", strings.Join(s.Extensions, " "))
 	num("probes", int64(s.Probes))
@@ -42,7 +49,42 @@ func WriteMeta(w io.Writer, s meter.Snapshot) error {
 		reenabled += r.Reenabled
 	}
 	num("reenabled", reenabled)
+	num("unwound", s.Unwound)
+	if len(s.Roots) > 0 {
+		line("roots", strings.Join(s.Roots, " "))
+	}
 	return bw.Flush()
+}
+
+// StatsSuffix names the file written next to the CSV model with what
+// comparing two models needs beyond it: per probe, the standard deviations
+// of its metered firings' inclusive and inherent times, and how many were
+// metered (a sampled probe's count in the CSV is an estimate).
+const StatsSuffix = ".stats"
+
+// WriteStats writes the sidecar: header
+// probe,inclusive_sd_ns,inherent_sd_ns,metered, one row per row of s.
+func WriteStats(w io.Writer, s meter.Snapshot) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("probe,inclusive_sd_ns,inherent_sd_ns,metered\n")
+	var b []byte
+	for _, r := range s.Rows {
+		b = appendField(b[:0], r.Probe)
+		b = append(b, ',')
+		b = strconv.AppendFloat(b, r.SD, 'f', 1, 64)
+		b = append(b, ',')
+		b = strconv.AppendFloat(b, r.InherentSD, 'f', 1, 64)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, r.Metered, 10)
+		b = append(b, '\n')
+		bw.Write(b)
+	}
+	return bw.Flush()
+}
+
+// WriteStatsFile writes the sidecar to path as WriteFile does.
+func WriteStatsFile(path string, s meter.Snapshot) error {
+	return WriteFile(path, func(w io.Writer) error { return WriteStats(w, s) })
 }
 
 // WriteMetaFile writes the metadata to path as WriteFile does.

@@ -122,7 +122,8 @@ func Start(s Settings) *Exports {
 	e := &Exports{set: s}
 	if s.CSV != "" {
 		e.csvOK = e.checkFile("METER_EXPORT_CSV", s.CSV, "the model is not written") &&
-			e.checkFile("METER_EXPORT_CSV", s.CSV+MetaSuffix, "the model is not written")
+			e.checkFile("METER_EXPORT_CSV", s.CSV+MetaSuffix, "the model is not written") &&
+			e.checkFile("METER_EXPORT_CSV", s.CSV+StatsSuffix, "the model is not written")
 	}
 	if s.Pprof != "" {
 		e.pprofOK = e.checkFile("METER_EXPORT_PPROF", s.Pprof, "the profile is not written")
@@ -245,7 +246,7 @@ func (e *Exports) Check() {
 	}
 }
 
-// WriteFiles writes the model as CSV (and its .meta) and the profile, as
+// WriteFiles writes the model as CSV (and its .meta and .stats) and the profile, as
 // the settings ask; each failure is one line on Stderr.
 func (e *Exports) WriteFiles() {
 	var paths *CallPaths
@@ -260,6 +261,8 @@ func (e *Exports) WriteFiles() {
 		if err := WriteCSVFile(e.set.CSV, s); err != nil {
 			fmt.Fprintf(e.set.Stderr, "meter: METER_EXPORT_CSV: %v\n", err)
 		} else if err := WriteMetaFile(e.set.CSV+MetaSuffix, s); err != nil {
+			fmt.Fprintf(e.set.Stderr, "meter: METER_EXPORT_CSV: %v\n", err)
+		} else if err := WriteStatsFile(e.set.CSV+StatsSuffix, s); err != nil {
 			fmt.Fprintf(e.set.Stderr, "meter: METER_EXPORT_CSV: %v\n", err)
 		}
 	}

@@ -96,6 +96,9 @@ func Configure(c Chain) {
 	defer configureMu.Unlock()
 	findGoid()
 	engine.on = c.Enabled && Supported
+	if engine.on && started.Load().(time.Time).IsZero() {
+		started.Store(time.Now())
+	}
 	engine.hotspot, engine.tracepoint, engine.flowcheck = c.Hotspot, c.Tracepoint, c.Flowcheck
 	engine.budget, engine.spotcheck = c.Budget, c.Spotcheck
 	engine.gated = c.Tracepoint != nil || c.Flowcheck != nil

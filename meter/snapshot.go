@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/meterio/meter/clock"
@@ -40,6 +41,9 @@ type Row struct {
 // Snapshot is the performance model at one moment.
 type Snapshot struct {
 	Taken           time.Time
+	Started         time.Time // when the chain was first wired with metering on
+	Final           bool      // the last model of the run (the exports set it at exit); false: the run goes on
+	Roots           []string  // the probes marked as entries of units of work
 	Clock           string
 	Extensions      []string // "name(settings)", in chain order
 	Rows            []Row    // metered or labelled probes, largest inherent total first
@@ -50,6 +54,11 @@ type Snapshot struct {
 	Dropped         int64    // spans the export path dropped
 	Clamped         uint64   // negative clock differences clamped to zero
 }
+
+// started is when Configure first wired a chain with metering on.
+var started atomic.Value
+
+func init() { started.Store(time.Time{}) }
 
 // Take reads the model without stopping the program. Each statistics row
 // is read whole (its writer is never blocked: a row being written is read
@@ -62,6 +71,7 @@ func Take() Snapshot {
 		Extensions:      Settings(),
 		Traces:          tracesEnded.Load(),
 		TruncatedTraces: tracesTruncated.Load(),
+		Started:         started.Load().(time.Time),
 		Unwound:         unwound.Load(),
 		Dropped:         dropped.Load(),
 		Clamped:         clock.Clamped(),
@@ -74,6 +84,9 @@ func Take() Snapshot {
 	for _, p := range probes {
 		if r := p.row(); r.Count > 0 || r.Label != "" {
 			s.Rows = append(s.Rows, r)
+		}
+		if p.Root() {
+			s.Roots = append(s.Roots, p.name)
 		}
 	}
 	slices.SortFunc(s.Rows, func(a, b Row) int {

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/meterio/meter/export"
@@ -29,9 +30,19 @@ func startExports(c env.Config, ch meter.Chain) meter.Sink {
 		Traces:   ch.Tracepoint != nil || ch.Flowcheck != nil,
 		Paths:    c.HTTP != "",
 		Stderr:   stderr,
-		Model:    meter.Take,
+		Model:    model,
 	})
 	return exports.Sink()
+}
+
+// final is set when Shutdown writes the last model of the run.
+var final atomic.Bool
+
+// model is the snapshot the exports write: final once Shutdown runs.
+func model() meter.Snapshot {
+	s := meter.Take()
+	s.Final = final.Load()
+	return s
 }
 
 // runExports starts what the exports run on goroutines of their own, once

@@ -113,6 +113,7 @@ func Shutdown() {
 	shut.Do(func() {
 		close(stopped)
 		ticker.Wait()
+		final.Store(true)
 		stopExports(flush) // drains traces, flushes, pushes metrics
 	})
 }
