@@ -15,7 +15,7 @@ import (
 
 // The end-to-end tests run this test binary again as an instrumented
 // program, configured only by environment variables, as a user's would be.
-const childEnv = "METER_EXPORT_E2E_CHILD"
+const childEnv = "PROBE_E2E_CHILD"
 
 var e2eProbes [3]Probe
 

@@ -35,10 +35,9 @@ func init() { probe.Register(probes[:], "example.com/hello.main") }
 
 func main() {
 	defer probe.Shutdown()
-	if probes[0].On() {
-		if f := probes[0].Begin(); f.Active() {
-			defer f.End()
-		}
+	probe.Main()
+	if f := probes[0].Begin(); f.Active() {
+		defer probes[0].End(f)
 	}
 	fmt.Println("hello")
 }
