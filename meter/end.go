@@ -100,9 +100,13 @@ func judge(p *Probe, spot bool, incl, inh, n, t int64) {
 			}
 		case s == Enabled:
 			if p.deficit.Add(1) == h.Initial {
-				if sum := p.stats.sum(); !engine.gated && h.Keep(sum.inherent, nanos(p.first.Load(), t)) {
+				sum := p.stats.sum()
+				switch n := max(sum.count, 1); {
+				case h.Label(sum.total/n, sum.inherent/n):
+					p.deficit.Store(0) // hot on average: its cold firings are the many short ones of a hot function
+				case !engine.gated && h.Keep(sum.inherent, nanos(p.first.Load(), t)):
 					p.startSampling(sum)
-				} else {
+				default:
 					p.Disable(DisabledHotspot)
 				}
 				return

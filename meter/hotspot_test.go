@@ -143,3 +143,25 @@ func TestHotspotLabels(t *testing.T) {
 		}
 	}
 }
+
+// A probe whose firings are mostly cold but whose mean is hot (a handler
+// that is usually quick and sometimes slow) keeps being metered when its
+// balance runs out: the label and the state agree.
+func TestHotOnAverageIsKept(t *testing.T) {
+	h := hot()
+	wire(t, Chain{Hotspot: h})
+	p := newProbe(t, "handler")
+	for i := int64(0); i < 3*h.Initial; i++ {
+		cost := int64(1 * us)
+		if i%10 == 0 {
+			cost = 200 * us // one firing in ten: mean 20.9 µs
+		}
+		fire(p, cost, nil)
+	}
+	if s, l := p.State(), p.row().Label; s != Enabled || l != LabelHotspot {
+		t.Fatalf("state %d label %q, want enabled and hotspot", s, l)
+	}
+	if c := p.Count(); c != 3*h.Initial {
+		t.Fatalf("metered %d, want every firing (%d)", c, 3*h.Initial)
+	}
+}

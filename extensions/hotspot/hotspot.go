@@ -5,8 +5,12 @@
 // Threshold and its inherent time reaches ThresholdInherent; a hot firing
 // adds one credit, never above Initial, and any other takes one away. At
 // zero the probe is disabled: from then on its firings cost one load and
-// one branch in the generated code. The model labels a probe "hotspot"
-// when its mean inclusive and inherent times both reach the thresholds.
+// one branch in the generated code; unless its mean inclusive and inherent
+// times reach the thresholds, which is what the model's "hotspot" label
+// says: then it keeps being metered, with its balance restored. So a
+// probe labelled "disabled" is one whose metered firings were cold on
+// average, and a request handler whose firings are mostly quick but
+// sometimes long stays in the model.
 //
 // Sampled probes. A probe whose firings are each too short to be hot can
 // still be where the program's time goes: a parser's inner function called
