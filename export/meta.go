@@ -50,6 +50,11 @@ func WriteMeta(w io.Writer, s meter.Snapshot) error {
 	}
 	num("reenabled", reenabled)
 	num("unwound", s.Unwound)
+	if s.Windows > 0 || s.SamplingNanos > 0 {
+		num("sampling_windows", s.Windows)
+		num("sampling_window_ns", s.WindowNanos)
+		num("sampling_ns", s.SamplingNanos)
+	}
 	if len(s.Roots) > 0 {
 		line("roots", strings.Join(s.Roots, " "))
 	}

@@ -5,8 +5,8 @@ package meter
 // begin is Begin. It is an assembly leaf (begin_amd64.s) that the inlined
 // Begin calls directly, with no Go frame on the way: it mirrors beginGo,
 // answers the quiet cases itself (a firing outside a trace whose counts do
-// not run out, a counted firing of a sampled or disabled probe that is not
-// due) and jumps, with its own frame, to the Go function beginGo would
+// not run out, a counted firing of a disabled probe that is not due) and
+// jumps, with its own frame, to the Go function beginGo would
 // call for every other case, having stored the goroutine's state and the
 // firing's place in st, pos and pc; on the way to measure it also checks,
 // as beginGo does, that the state's frames are the running goroutine's.

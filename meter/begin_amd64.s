@@ -111,10 +111,8 @@ notenabled:
 	IMULQ CX, R9
 	CMPL AX, $const_Sampled
 	JNE  disabled
-	LEASE
-	JGT  quiet
 	FRAME
-	JMP  ·sampledOut(SB)
+	JMP  ·sampled(SB)
 disabled:
 	CMPQ ·quick+quickPath_spot(SB), $0
 	JEQ  quiet

@@ -135,6 +135,7 @@ func Configure(c Chain) {
 		quick.spot = b2u(c.Spotcheck != nil)
 	}
 	resetGoroutines()
+	resetSampler(c.Clock != nil)
 	for _, p := range Probes() {
 		p.wire()
 	}
@@ -152,14 +153,15 @@ func (p *Probe) wire() {
 	switch {
 	case s == Enabled && engine.tracepoint != nil:
 		p.count.reset(engine.tracepoint.Sample)
-	case s == Sampled:
-		p.count.reset(engine.hotspot.Sample)
 	case s.Disabled() && engine.spotcheck != nil:
 		p.count.reset(engine.spotcheck.Interval)
 	}
 	p.decideEligible()
 	if p.gate != nil {
-		p.gate.Store(b2u32(engine.on && (!s.Disabled() || engine.spotcheck != nil)))
+		p.gate.Store(b2u32(engine.on && (s == Enabled || s.Disabled() && engine.spotcheck != nil)))
+	}
+	if s == Sampled && engine.on {
+		addSampled(p)
 	}
 }
 

@@ -10,8 +10,7 @@ const Stripes = 8
 
 // Countdown is a per-probe count, shared in meaning by every goroutine, on
 // which exactly one firing in n is due over whole rounds: tracepoint's
-// every Nth firing, sampling's 1 in N, spotcheck's every Nth disabled
-// firing.
+// every Nth firing, spotcheck's every Nth disabled firing.
 //
 // The round's units live in left. A stripe takes a lease of several units
 // at once while many are left and one at a time near the round's end, so

@@ -36,8 +36,10 @@ var (
 // Cost: on amd64, one assembly leaf (begin_amd64.s) decides the common
 // cases with no Go frame: a firing outside a trace is the goroutine's
 // look-up and the gates' countdowns (a decrement each, one of them a
-// striped atomic); a disabled probe's firing with spotcheck on, or a
-// sampled probe's, is one striped atomic decrement. A metered firing adds
+// striped atomic); a disabled probe's firing with spotcheck on is one
+// striped atomic decrement (a sampled probe's outside a sampling window, as
+// a disabled one's without spotcheck, never reaches Begin). A metered
+// firing adds
 // a clock read and a push on the goroutine's own stack. Begin never
 // allocates once the goroutine's stack has reached its depth, and takes
 // no lock after the goroutine's first firing.
@@ -55,7 +57,7 @@ func beginGo(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 	}
 	switch State(p.state.Load()) {
 	case Enabled:
-	case Sampled: // every firing counted, 1 in N metered
+	case Sampled: // metered in sampling windows
 		return sampled(p, nil, pos, pc)
 	default: // disabled: only spotcheck's count
 		return spot(p, nil, pos, pc)
@@ -147,21 +149,10 @@ func measure(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 	return g.meter(p, pos, pc, false, false)
 }
 
-// sampled is a firing of a sampled probe: counted on its stripe; the due
-// one, one in hotspot's Sample, is metered.
+// sampled is a firing of a sampled probe: metered if it begins while a
+// sampling window is open (its on-word is set only then).
 func sampled(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
-	if !p.count.Take(stripe(getg())) {
-		return nil
-	}
-	return meterDue(p, pos, pc, false)
-}
-
-// sampledOut is sampled's path for a firing whose decrement found its
-// stripe's share empty.
-//
-//lint:ignore U1000 jumped to from begin_amd64.s
-func sampledOut(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
-	if !p.count.refill(stripe(getg())) {
+	if sampler.seq.Load()&1 == 0 {
 		return nil
 	}
 	return meterDue(p, pos, pc, false)
@@ -187,8 +178,8 @@ func spotOut(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 	return meterDue(p, pos, pc, true)
 }
 
-// meterDue meters a firing that a count made due: a sampled one, or a spot
-// check.
+// meterDue meters a firing of a sampled probe in a window, or a spot
+// check that a count made due.
 func meterDue(p *Probe, pos, pc uintptr, spot bool) Firing {
 	g := current()
 	if g == nil {
@@ -241,6 +232,7 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, spot bool) Firin
 	}
 	f := g.frames[d]
 	f.probe, f.child, f.budget, f.pool, f.pos, f.pc, f.span, f.spot = p, 0, pool, pool, pos, pc, -1, spot
+	f.winStart, f.childWin = -1, 0
 	if pool != Unlimited {
 		f.pool-- // a firing spends one unit on itself
 	}
@@ -254,6 +246,9 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, spot bool) Firin
 	f.start = now() // last but the release (empty without -race), so the engine's work stays outside
 	if f.span >= 0 {
 		g.spans[f.span].Start = f.start
+	}
+	if sampler.active.Load() {
+		f.winStart = windowNanos(f.start)
 	}
 	g.release()
 	return f

@@ -1,7 +1,5 @@
 package meter
 
-import "sync"
-
 // End ends a firing that Begin returned, on the same goroutine. Generated
 // code calls it before each return of the function (or defers it, in a
 // function with defers of its own). On a metered firing it reads the
@@ -42,13 +40,32 @@ func (p *Probe) end(fr Firing) {
 		}
 	}
 	g.depth = d
+	if sampler.active.Load() {
+		keepWindows(t)
+	}
+	judged := inh // what the chain judges: the corrected inherent time where there is one
+	if fr.winStart >= 0 {
+		// A window overlapped this firing: its sampled children are known
+		// for the overlap only; scale them to the whole firing.
+		if o := windowNanos(t) - fr.winStart; o > 0 {
+			if fr.childWin > 0 && incl > o {
+				judged = max(inh-int64(float64(fr.childWin)*float64(incl-o)/float64(o)), 0)
+			}
+			p.window.count.Add(1)
+			p.window.total.Add(incl)
+			p.window.inherent.Add(judged)
+		}
+		if d > 0 && p.State() == Sampled {
+			g.frames[d-1].childWin += incl
+		}
+	}
 	if p.first.Load() == 0 {
 		p.first.CompareAndSwap(0, fr.start)
 	}
 	n := p.stats.record(incl, inh)
 	p.noteEnded()
 	if fr.spot || engine.hotspot != nil || engine.budget != nil {
-		judge(p, fr.spot, incl, inh, n, t)
+		judge(p, fr.spot, incl, judged, n, t)
 	}
 	if g.trace != 0 {
 		if fr.span >= 0 {
@@ -84,28 +101,25 @@ func judge(p *Probe, spot bool, incl, inh, n, t int64) {
 		return
 	}
 	s := p.State()
-	if s.Disabled() {
-		return
+	if s != Enabled {
+		return // disabled, or sampled: the windows follow what it costs
 	}
 	if h := engine.hotspot; h != nil {
 		switch {
-		case h.Hot(incl, inh) && s == Sampled:
-			p.Enable() // its firings are worth metering one by one again
-			return
 		case h.Hot(incl, inh):
 			for d := p.deficit.Load(); d > 0; d = p.deficit.Load() {
 				if p.deficit.CompareAndSwap(d, d-1) {
 					break
 				}
 			}
-		case s == Enabled:
+		default:
 			if p.deficit.Add(1) == h.Initial {
 				sum := p.stats.sum()
 				switch n := max(sum.count, 1); {
 				case h.Label(sum.total/n, sum.inherent/n):
 					p.deficit.Store(0) // hot on average: its cold firings are the many short ones of a hot function
-				case !engine.gated && h.Keep(sum.inherent, nanos(p.first.Load(), t)):
-					p.startSampling(sum)
+				case !engine.gated && h.Keep(sum.inherent-p.inhBase.Load(), nanos(p.first.Load(), t)):
+					p.startSampling(sum, t)
 				default:
 					p.Disable(DisabledHotspot)
 				}
@@ -158,47 +172,4 @@ func Depth() int {
 	g.acquire()
 	defer g.release()
 	return int(g.depth)
-}
-
-// sampling holds what a sampled probe's estimates start from: the totals
-// its statistics had when sampling started, and the estimates of earlier
-// sampled stretches (firings counted and not metered, times their means).
-type sampling struct {
-	mu    sync.Mutex
-	base  totals // when the current stretch started
-	extra totals // estimated, of stretches that ended
-}
-
-// startSampling moves p from Enabled to Sampled, its statistics at sum.
-func (p *Probe) startSampling(sum totals) {
-	p.sampling.mu.Lock()
-	defer p.sampling.mu.Unlock()
-	if p.State() != Enabled {
-		return
-	}
-	p.count.reset(engine.hotspot.Sample) // before the state that uses it
-	p.sampling.base = sum
-	p.state.CompareAndSwap(uint32(Enabled), uint32(Sampled))
-}
-
-// estimate returns the totals of firings of p that were counted and not
-// metered: those of ended sampled stretches, and of the current one if p
-// is sampled. Under p.sampling.mu.
-func (p *Probe) estimate(sum totals) totals {
-	e := p.sampling.extra
-	if p.State() == Sampled {
-		b := p.sampling.base
-		metered := sum.count - b.count
-		unmetered := p.count.Counted() - metered
-		if unmetered > 0 {
-			c, t, h := metered, sum.total-b.total, sum.inherent-b.inherent
-			if c <= 0 { // none of the stretch metered yet: the probe's means
-				c, t, h = max(sum.count, 1), sum.total, sum.inherent
-			}
-			e.count += unmetered
-			e.total += unmetered * t / c
-			e.inherent += unmetered * h / c
-		}
-	}
-	return e
 }

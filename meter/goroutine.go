@@ -46,6 +46,9 @@ type Frame struct {
 	pos    uintptr // how deep in the goroutine's stack its function's frame is (stack top − frame pointer)
 	pc     uintptr // where its function called Begin
 	span   int32   // index in the goroutine's spans, or -1
+
+	winStart int64 // windowNanos when it began, while sampling windows run; -1 otherwise
+	childWin int64 // inclusive ns of nested firings metered because a window was open
 	spot   bool    // a spot check of a disabled probe
 }
 

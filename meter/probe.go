@@ -12,7 +12,7 @@ type State uint32
 // "budget", and a sampled one "sampled".
 const (
 	Enabled         State = iota // every firing goes through the chain
-	Sampled                      // every firing counted, 1 in hotspot's Sample metered
+	Sampled                      // metered during sampling windows only (sampler.go)
 	DisabledHotspot              // switched off by hotspot
 	DisabledBudget               // switched off by budget: it cannot afford its own measurement
 )
@@ -35,15 +35,16 @@ type Probe struct {
 	// What the chain keeps per probe: hotspot's deficit (initial − balance),
 	// budget's allowance (A+1 once T is known, 0 before), the spot checks
 	// the tick of its first metered firing (for
-	// hotspot's share), and one striped count that tracepoint (enabled),
-	// sampling (sampled) or spotcheck (disabled) runs down, whichever the
-	// probe's state calls for.
+	// hotspot's share), and one striped count that tracepoint (enabled) or
+	// spotcheck (disabled) runs down, whichever the probe's state calls for.
 	deficit   atomic.Int64
 	allowance atomic.Int64
-	first     atomic.Int64
+	first     atomic.Int64 // tick of its first metered firing since it was last enabled
+	inhBase   atomic.Int64 // its inherent total when it was last enabled
 	count     Countdown
 
 	stats     stats
+	window    windowStats // its metered firings that a sampling window overlapped
 	sampling  sampling
 	reenabled atomic.Int64
 }
@@ -112,8 +113,11 @@ func (p *Probe) Enable() {
 	if s == Sampled {
 		// The stretch ends: what it counted and did not meter becomes
 		// part of the estimates for good.
+		if engine.tracepoint != nil {
+			p.count.reset(engine.tracepoint.Sample)
+		}
 		p.sampling.mu.Lock()
-		e := p.estimate(p.stats.sum())
+		e := p.adjustment(p.stats.sum(), now())
 		ok := p.state.CompareAndSwap(uint32(Sampled), uint32(Enabled))
 		if ok {
 			p.sampling.extra = e
@@ -122,6 +126,7 @@ func (p *Probe) Enable() {
 		if !ok {
 			return
 		}
+		removeSampled(p)
 	} else {
 		if engine.tracepoint != nil {
 			p.count.reset(engine.tracepoint.Sample) // before the state that uses it
@@ -131,6 +136,8 @@ func (p *Probe) Enable() {
 		}
 	}
 	p.deficit.Store(0)
+	p.inhBase.Store(p.stats.sum().inherent) // hotspot's share is judged afresh
+	p.first.Store(0)
 	if s.Disabled() {
 		p.reenabled.Add(1)
 	}

@@ -6,20 +6,31 @@ import (
 	"github.com/meterio/meter/extensions/tracepoint"
 )
 
+// sample makes p sampled: Initial cold firings of 1 µs, back to back, so
+// that its share of the time is all of it.
+func sample(t *testing.T, p *Probe) {
+	t.Helper()
+	for i := int64(0); i < engine.hotspot.Initial; i++ {
+		fire(p, 1*us, nil)
+	}
+	if s := p.State(); s != Sampled {
+		t.Fatalf("%s: state %d after %d cold firings that take all the time, want sampled", p.Name(), s, engine.hotspot.Initial)
+	}
+}
+
 // A probe whose firings are each cold but whose time adds up is sampled,
-// not disabled: every firing is counted, 1 in Sample is metered, and the
-// model estimates its totals.
+// not disabled: metered during sampling windows only, its totals
+// estimated from them.
 func TestCheapButLargeProbeIsSampled(t *testing.T) {
 	h := hot()
-	h.Sample, h.SampleShare = 8, 0.5
+	h.Sample, h.SampleShare = 10, 0.5
 	wire(t, Chain{Hotspot: h})
 	big, small := newProbe(t, "big"), newProbe(t, "small")
-	// big takes all the time (1 µs a firing, back to back: share 1); small
-	// is fired once per 1 µs of other work (share 0.1).
+	// big takes most of the time; small, 100 ns a firing in 2 µs, is cold.
 	for i := int64(0); i < h.Initial; i++ {
-		fire(big, 1*us, nil)
 		fire(small, 100, nil)
 		clk.Advance(900)
+		fire(big, 1*us, nil)
 	}
 	if s := big.State(); s != Sampled {
 		t.Fatalf("big: state %d, want sampled", s)
@@ -27,29 +38,91 @@ func TestCheapButLargeProbeIsSampled(t *testing.T) {
 	if s := small.State(); s != DisabledHotspot {
 		t.Fatalf("small: state %d, want disabled", s)
 	}
-	// 800 more firings of 2 µs: 100 metered, 800 counted.
-	for i := 0; i < 800; i++ {
+	// 90 firings of 2 µs outside a window (not metered), 10 in one: the
+	// window took a tenth of the stretch, so its 10 stand for 100.
+	for i := 0; i < 90; i++ {
 		fire(big, 2*us, nil)
 	}
+	openWindow()
+	for i := 0; i < 10; i++ {
+		fire(big, 2*us, nil)
+	}
+	closeWindow()
 	r := big.row()
-	if r.Label != LabelSampled || r.Metered != h.Initial+100 {
-		t.Fatalf("big: label %q metered %d, want sampled and %d", r.Label, r.Metered, h.Initial+100)
+	if r.Label != LabelSampled || r.Metered != h.Initial+10 {
+		t.Fatalf("big: label %q metered %d, want sampled and %d", r.Label, r.Metered, h.Initial+10)
 	}
-	want := h.Initial*us + 800*2*us
-	if r.Count != h.Initial+800 || r.Total != want || r.InherentTotal != want {
-		t.Fatalf("big: count %d total %d inherent %d; want %d, %d, %d", r.Count, r.Total, r.InherentTotal, h.Initial+800, want, want)
+	warm := h.Initial * us
+	if r.Count != h.Initial+100 || r.Total != warm+200*us || r.InherentTotal != warm+200*us {
+		t.Fatalf("big: count %d total %d inherent %d; want %d, %d, %d", r.Count, r.Total, r.InherentTotal, h.Initial+100, warm+200*us, warm+200*us)
 	}
-	// A hot sampled firing puts it back to metering every firing.
-	for i := 0; i < 8; i++ {
-		fire(big, 20*us, nil)
-	}
-	if s := big.State(); s != Enabled || balance(big) != h.Initial {
-		t.Fatalf("after a hot sampled firing: state %d balance %d", s, balance(big))
-	}
+	// A hot firing in a window changes nothing: the windows follow it.
+	openWindow()
 	fire(big, 20*us, nil)
-	r = big.row()
-	if r.Label != LabelSampled || r.Count != h.Initial+809 || r.Metered != h.Initial+102 {
-		t.Fatalf("after the stretch: label %q count %d metered %d", r.Label, r.Count, r.Metered)
+	closeWindow()
+	if s := big.State(); s != Sampled {
+		t.Fatalf("after a hot sampled firing: state %d, want sampled", s)
+	}
+}
+
+// A probe metered always, whose sampled callee is not metered outside
+// windows, gets the inherent share its firings in windows show.
+func TestInherentUnderSampledCallees(t *testing.T) {
+	h := hot()
+	h.Sample, h.SampleShare = 10, 0.5
+	wire(t, Chain{Hotspot: h})
+	parent, child := newProbe(t, "parent"), newProbe(t, "child")
+	fire(parent, 100*us, nil) // hot: it stays enabled
+	sample(t, child)
+	call := func() { fire(parent, 1*us, func() { fire(child, 9*us, nil) }) }
+	base := parent.row()
+	for i := 0; i < 90; i++ {
+		call()
+	}
+	openWindow()
+	for i := 0; i < 10; i++ {
+		call()
+	}
+	closeWindow()
+	// 100 calls of 10 µs, 1 µs of it the parent's own.
+	r := parent.row()
+	if r.Count-base.Count != 100 || r.Total-base.Total != 1000*us {
+		t.Fatalf("parent: count +%d total +%d, want +100, +1000 µs", r.Count-base.Count, r.Total-base.Total)
+	}
+	if want := (r.Total) / 10; r.InherentTotal != want {
+		t.Fatalf("parent: inherent %d, want %d (a tenth of its inclusive time, as the window showed)", r.InherentTotal, want)
+	}
+	c := child.row()
+	if c.Metered != h.Initial+10 || c.Count != h.Initial+100 || c.InherentTotal != h.Initial*us+900*us {
+		t.Fatalf("child: metered %d count %d inherent %d", c.Metered, c.Count, c.InherentTotal)
+	}
+}
+
+// A firing a window only partly overlapped: its sampled callees metered
+// during the overlap stand for those of its whole time.
+func TestStraddlingFiringIsCorrected(t *testing.T) {
+	h := hot()
+	h.Sample, h.SampleShare = 10, 0.5
+	wire(t, Chain{Hotspot: h})
+	parent, child := newProbe(t, "parent"), newProbe(t, "child")
+	fire(parent, 100*us, nil)
+	sample(t, child)
+	w0 := parent.window.load()
+	// 40 µs: 4 callees of 9 µs and 4 µs of its own; a window covers the
+	// last two callees and 2 µs of own time: 20 µs of 40.
+	fire(parent, 0, func() {
+		for i := 0; i < 4; i++ {
+			if i == 2 {
+				openWindow()
+			}
+			clk.Advance(1 * us)
+			fire(child, 9*us, nil)
+		}
+		closeWindow()
+	})
+	w := parent.window.load()
+	if got := w.inherent - w0.inherent; got != 4*us {
+		t.Fatalf("corrected inherent %d ns, want 4 µs (36 − 18 × 40/20 off 22)", got)
 	}
 }
 
@@ -71,14 +144,17 @@ func TestSampledFiringsAllocateNothing(t *testing.T) {
 	h := hot()
 	h.Sample, h.SampleShare = 4, 0
 	wire(t, Chain{Hotspot: h})
-	p := newProbe(t, "p")
-	for i := int64(0); i < h.Initial; i++ {
-		fire(p, 1, nil)
+	p, q := newProbe(t, "p"), newProbe(t, "q")
+	sample(t, p)
+	q.Enable()
+	fire(q, 100*us, nil)
+	body := func() { fire(p, 1, nil) }
+	if n := testing.AllocsPerRun(1000, func() { fire(q, 1, body) }); n != 0 {
+		t.Fatalf("%v allocations per firing outside a window", n)
 	}
-	if p.State() != Sampled {
-		t.Fatalf("state %d", p.State())
-	}
-	if n := testing.AllocsPerRun(1000, func() { fire(p, 1, nil) }); n != 0 {
-		t.Fatalf("%v allocations per sampled firing", n)
+	openWindow()
+	defer closeWindow()
+	if n := testing.AllocsPerRun(1000, func() { fire(q, 1, body) }); n != 0 {
+		t.Fatalf("%v allocations per firing in a window", n)
 	}
 }

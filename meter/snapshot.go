@@ -16,12 +16,15 @@ const (
 	LabelHotspot  = "hotspot"  // mean inclusive and inherent times at or above hotspot's thresholds
 	LabelDisabled = "disabled" // hotspot switched it off: its figures cover its metered firings only
 	LabelBudget   = "budget"   // it can never afford its own measurement
-	LabelSampled  = "sampled"  // 1 in N of its firings metered: count and totals are estimates
+	LabelSampled  = "sampled"  // metered in sampling windows: count and totals are estimates
 )
 
 // Row is one probe in a snapshot of the model. Times are ns. For a sampled
-// probe, Count, Total and InherentTotal are estimates: the firings counted,
-// times the means of those metered (Metered says how many were).
+// probe, Count, Total and InherentTotal are estimates: what sampling
+// windows measured, over the share of time they took (Metered says how
+// many firings were measured). The inherent time of a probe metered always
+// is its inclusive time times the inherent share that the firings windows
+// overlapped show, once windows have run (see sampler.go).
 type Row struct {
 	Probe         string
 	Count         int64
@@ -51,6 +54,9 @@ type Snapshot struct {
 	Traces          int64    // traces ended
 	TruncatedTraces int64    // of which truncated: reached the maximum, handed over in parts, or lost their root
 	Unwound         int64    // metered firings a panic or runtime.Goexit unwound before their End: not counted
+	Windows         int64    // sampling windows opened
+	WindowNanos     int64    // how long they were open, in all
+	SamplingNanos   int64    // since the first probe was sampled
 	Dropped         int64    // spans the export path dropped
 	Clamped         uint64   // negative clock differences clamped to zero
 }
@@ -73,11 +79,17 @@ func Take() Snapshot {
 		TruncatedTraces: tracesTruncated.Load(),
 		Started:         started.Load().(time.Time),
 		Unwound:         unwound.Load(),
+		Windows:         int64(sampler.seq.Load()+1) / 2,
 		Dropped:         dropped.Load(),
 		Clamped:         clock.Clamped(),
 	}
 	if engine.manual != nil {
 		s.Clock = "manual"
+	}
+	if sampler.active.Load() {
+		t := now()
+		s.WindowNanos = windowNanos(t)
+		s.SamplingNanos = nanos(sampler.since.Load(), t)
 	}
 	probes := Probes()
 	s.Probes = len(probes)
@@ -107,9 +119,16 @@ func (p *Probe) row() Row {
 		r.InherentSD = math.Sqrt(max(t.sqInh/n-mh*mh, 0) * n / (n - 1))
 	}
 	p.sampling.mu.Lock()
-	e := p.estimate(t)
+	e := p.adjustment(t, now())
 	p.sampling.mu.Unlock()
 	r.Count, r.Total, r.InherentTotal = t.count+e.count, t.total+e.total, t.inherent+e.inherent
+	if w := p.window.load(); p.State() != Sampled && w.total > 0 {
+		// Metered always, with sampled probes under it: the share of its
+		// inclusive time that is its own, as the firings windows
+		// overlapped show it (see sampler.go).
+		r.InherentTotal = int64(float64(t.total) * float64(w.inherent) / float64(w.total))
+		r.InherentTotal += e.inherent
+	}
 	if r.Count > 0 {
 		r.Avg, r.InherentAvg = r.Total/r.Count, r.InherentTotal/r.Count
 	}
@@ -121,7 +140,7 @@ func (p *Probe) row() Row {
 	case Sampled:
 		r.Label = LabelSampled
 	default:
-		if e.count > 0 {
+		if e != (totals{}) {
 			r.Label = LabelSampled // sampled for a while: its figures hold estimates
 		} else if h := engine.hotspot; h != nil && r.Count > 0 && h.Label(r.Avg, r.InherentAvg) {
 			r.Label = LabelHotspot

@@ -17,11 +17,14 @@
 // millions of times. When a probe's balance runs out, Keep looks at what its
 // metered firings cost in all: if their inherent time is at least
 // SampleShare of the wall time they were metered over, the probe is not
-// disabled but sampled. A sampled probe's firings are counted and one in
-// Sample is metered, so the model estimates its totals (count × mean) and
-// labels the row "sampled". A hot sampled firing gives the probe back its
-// initial balance: it is metered in full again. Sample 0 turns sampling
-// off, and every cold probe is disabled.
+// disabled but sampled. A sampled probe is off, as a disabled one is,
+// except during sampling windows, which are open 1/Sample of the time (2 ms
+// every 200 ms at the default, at random phases): there every firing of it
+// that begins is metered, with what is nested in it. The model estimates
+// its totals from the windows (what they measured, over the share of time
+// they took) and labels the row "sampled". It stays sampled: the windows
+// follow what it costs. Sample 0 turns sampling off, and every cold probe
+// is disabled.
 //
 // This package holds the rule and its properties only; the engine (package
 // meter) keeps each probe's balance and calls Hot and Keep. Nothing here
@@ -35,7 +38,7 @@ const (
 	DefaultThreshold         = 10_000 // ns, METER_HOTSPOT_THRESHOLD (µs there)
 	DefaultThresholdInherent = 2_000  // ns, METER_HOTSPOT_THRESHOLD_INHERENT
 	DefaultInitial           = 1000   // METER_HOTSPOT_INITIAL
-	DefaultSample            = 64     // METER_HOTSPOT_SAMPLE: 1 in N firings of a sampled probe metered; 0: off
+	DefaultSample            = 100    // METER_HOTSPOT_SAMPLE: sampling windows open 1/N of the time; 0: off
 	DefaultSampleShare       = 0.002  // METER_HOTSPOT_SAMPLE_SHARE (a percentage there, 0.2)
 )
 
@@ -44,7 +47,7 @@ type Rule struct {
 	Threshold         int64   // ns, inclusive
 	ThresholdInherent int64   // ns, inherent
 	Initial           int64   // starting credit balance, at least 1
-	Sample            int64   // 1 in Sample firings of a sampled probe is metered; 0: no probe is sampled
+	Sample            int64   // sampling windows are open 1/Sample of the time; 0: no probe is sampled
 	SampleShare       float64 // share of wall time a cold probe's inherent time must reach to be sampled
 }
 
