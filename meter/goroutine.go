@@ -49,7 +49,7 @@ type Frame struct {
 
 	winStart int64 // windowNanos when it began, while sampling windows run; -1 otherwise
 	childWin int64 // inclusive ns of nested firings metered because a window was open
-	spot   bool    // a spot check of a disabled probe
+	spot     bool  // a spot check of a disabled probe
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:
