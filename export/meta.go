@@ -2,6 +2,7 @@ package export
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -50,10 +51,14 @@ func WriteMeta(w io.Writer, s meter.Snapshot) error {
 	}
 	num("reenabled", reenabled)
 	num("unwound", s.Unwound)
+	if o := s.Overheads; o != [2][2]int64{} {
+		line("overhead_ns", fmt.Sprintf("inner=%d outer=%d window_inner=%d window_outer=%d", o[0][0], o[0][1], o[1][0], o[1][1]))
+	}
 	if s.Windows > 0 || s.SamplingNanos > 0 {
 		num("sampling_windows", s.Windows)
 		num("sampling_window_ns", s.WindowNanos)
 		num("sampling_ns", s.SamplingNanos)
+		num("sampling_overhead_ns", s.WindowOverhead)
 	}
 	if len(s.Roots) > 0 {
 		line("roots", strings.Join(s.Roots, " "))

@@ -139,6 +139,10 @@ func Configure(c Chain) {
 	for _, p := range Probes() {
 		p.wire()
 	}
+	if engine.tracepoint != nil {
+		calib[pathEnabled].count.reset(engine.tracepoint.Sample)
+	}
+	calibrate()
 }
 
 // wire sets p up for the chain: its count for the mode its state calls

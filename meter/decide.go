@@ -129,7 +129,7 @@ func startOrNot(p *Probe, g *Goroutine, pos, pc uintptr, due bool) Firing {
 	}
 	g.acquire()
 	g.settle(pos, pc)
-	return g.meter(p, pos, pc, true, false)
+	return g.meter(p, pos, pc, true, false, false)
 }
 
 // measure is a firing of an enabled probe inside a trace, or in a chain
@@ -146,7 +146,7 @@ func measure(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 		g.release() // the trace it was in has gone with its goroutine
 		return outside(p, g, pos, pc)
 	}
-	return g.meter(p, pos, pc, false, false)
+	return g.meter(p, pos, pc, false, false, false)
 }
 
 // sampled is a firing of a sampled probe: metered if it begins while a
@@ -187,7 +187,7 @@ func meterDue(p *Probe, pos, pc uintptr, spot bool) Firing {
 	}
 	g.acquire()
 	g.settle(pos, pc)
-	return g.meter(p, pos, pc, false, spot)
+	return g.meter(p, pos, pc, false, spot, true)
 }
 
 // meter pushes a metered firing of p on g, which the caller has acquired
@@ -196,7 +196,7 @@ func meterDue(p *Probe, pos, pc uintptr, spot bool) Firing {
 // allowance and what its nearest metered ancestor has left, and is not
 // metered with less than one unit; a spot check is outside its own
 // allowance (which may be why its probe is disabled), not its ancestor's.
-func (g *Goroutine) meter(p *Probe, pos, pc uintptr, start, spot bool) Firing {
+func (g *Goroutine) meter(p *Probe, pos, pc uintptr, start, spot, due bool) Firing {
 	if g.trace != 0 {
 		if g.full || g.traced >= engine.traceMax {
 			g.full = true
@@ -220,23 +220,23 @@ func (g *Goroutine) meter(p *Probe, pos, pc uintptr, start, spot bool) Firing {
 	if start {
 		g.startTrace(p)
 	}
-	return g.push(p, pool, pos, pc, spot)
+	return g.push(p, pool, pos, pc, spot, due)
 }
 
 // push opens a frame for a metered firing of p and reads the clock, last,
 // so that the engine's own work stays outside the firing's time.
-func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, spot bool) Firing {
+func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, spot, due bool) Firing {
 	d := g.depth
 	if int(d) == len(g.frames) {
 		g.frames = append(g.frames, &Frame{g: g, index: d})
 	}
 	f := g.frames[d]
 	f.probe, f.child, f.budget, f.pool, f.pos, f.pc, f.span, f.spot = p, 0, pool, pool, pos, pc, -1, spot
-	f.winStart, f.childWin = -1, 0
+	f.over, f.winStart, f.childWin, f.childTail, f.overWin, f.due = 0, -1, 0, 0, 0, due
 	if pool != Unlimited {
 		f.pool-- // a firing spends one unit on itself
 	}
-	if g.trace != 0 {
+	if g.trace != 0 && !p.internal {
 		g.traced++
 		if engine.sink != nil {
 			g.addSpan(f, d, p)

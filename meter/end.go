@@ -14,10 +14,12 @@ func (p *Probe) End(f Firing) {
 	}
 }
 
-func (p *Probe) end(fr Firing) {
+// end ends the firing fr of p and returns its clock difference in ns, or
+// -1 for a firing that was not metered or was dropped already.
+func (p *Probe) end(fr Firing) int64 {
 	if fr == firstEnd {
 		p.noteEnded()
-		return
+		return -1
 	}
 	t := now()
 	g := fr.g
@@ -25,38 +27,79 @@ func (p *Probe) end(fr Firing) {
 	d := fr.index
 	if d >= g.depth || fr.probe != p { // dropped already: not ours any more
 		g.release()
-		return
+		return -1
 	}
 	for g.depth > d+1 {
 		g.unwind()
 	}
-	incl := nanos(fr.start, t)
+	// The function's own work: the clock difference less the metering
+	// nested in it (see calibrate.go).
+	k := pathEnabled
+	if fr.due {
+		k = pathDue
+	}
+	raw := nanos(fr.start, t)
+	incl := max(raw-overhead[k].inner.Load()-fr.over, 0)
 	inh := max(incl-fr.child, 0)
+	cost := overhead[k].outer.Load() // what metering this firing cost its parent, beside what it nests
+	windowed := fr.due && !fr.spot   // metered because a window was open
+	var o int64                      // ns of windows during the firing
+	if fr.winStart >= 0 {
+		o = windowNanos(t) - fr.winStart
+	}
 	if d > 0 {
 		parent := g.frames[d-1]
 		parent.child += incl
+		parent.over += fr.over + cost
+		if windowed {
+			// What of it the window held: the parent scales what its
+			// windows held to its whole time.
+			in := incl
+			if o < raw && raw > 0 {
+				in = int64(float64(incl) * float64(o) / float64(raw))
+			}
+			parent.childWin += in
+			parent.childTail += incl - in
+			parent.overWin += fr.over + cost
+		}
 		if parent.pool != Unlimited {
 			parent.pool -= fr.budget - fr.pool
 		}
 	}
 	g.depth = d
+	if windowed {
+		noteWindowed(g, cost)
+	}
 	if sampler.active.Load() {
 		keepWindows(t)
 	}
 	judged := inh // what the chain judges: the corrected inherent time where there is one
 	if fr.winStart >= 0 {
 		// A window overlapped this firing: its sampled children are known
-		// for the overlap only; scale them to the whole firing.
-		if o := windowNanos(t) - fr.winStart; o > 0 {
-			if fr.childWin > 0 && incl > o {
-				judged = max(inh-int64(float64(fr.childWin)*float64(incl-o)/float64(o)), 0)
+		// for the overlap only; scale them to the whole firing. The
+		// overlap is wall time: what it holds of the function's work is
+		// the overlap less the metering the window added, and a share of
+		// the rest of the metering nested in the firing.
+		if o > 0 {
+			ow := float64(o - fr.overWin)
+			if raw > 0 {
+				ow -= float64(fr.over-fr.overWin) * float64(o) / float64(raw)
+			}
+			if fr.childWin > 0 && ow > 0 && float64(incl) > ow {
+				// The sampled children outside the overlap, at the rate
+				// inside it; of them, the tails of those the window
+				// caught were metered, and taken off already.
+				out := float64(fr.childWin)*(float64(incl)-ow)/ow - float64(fr.childTail)
+				judged = max(inh-int64(max(out, 0)), 0)
 			}
 			p.window.count.Add(1)
 			p.window.total.Add(incl)
 			p.window.inherent.Add(judged)
-		}
-		if d > 0 && p.State() == Sampled {
-			g.frames[d-1].childWin += incl
+			if o >= raw { // whole inside a window: every callee metered, no scaling
+				p.inside.count.Add(1)
+				p.inside.total.Add(incl)
+				p.inside.inherent.Add(inh)
+			}
 		}
 	}
 	if p.first.Load() == 0 {
@@ -64,7 +107,7 @@ func (p *Probe) end(fr Firing) {
 	}
 	n := p.stats.record(incl, inh)
 	p.noteEnded()
-	if fr.spot || engine.hotspot != nil || engine.budget != nil {
+	if !p.internal && (fr.spot || engine.hotspot != nil || engine.budget != nil) {
 		judge(p, fr.spot, incl, judged, n, t)
 	}
 	if g.trace != 0 {
@@ -78,7 +121,16 @@ func (p *Probe) end(fr Firing) {
 			g.handOver(t)
 		}
 	}
+	g.calibLeft--
+	measure := g.calibLeft <= 0 && !p.internal && engine.manual == nil
+	if measure {
+		g.calibLeft = calibrateEvery
+	}
 	g.release()
+	if measure {
+		measureOverhead(k)
+	}
+	return raw
 }
 
 // noteEnded records that a firing of p has returned: from then on it may

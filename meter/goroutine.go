@@ -30,6 +30,9 @@ type Goroutine struct {
 	flowLeft  int64  // flowcheck: offered firings left to the next trace; ≤ 0: none drawn
 	flowState uint64 // flowcheck: the generator's state; 0: not seeded
 
+	calibLeft int32  // metered firings left before the next measurement of the overheads
+	winSeq    uint32 // the sampling window this goroutine last metered a firing in
+
 	//lint:ignore U1000 used under -race (race.go)
 	handoff atomic.Uint32
 }
@@ -47,9 +50,13 @@ type Frame struct {
 	pc     uintptr // where its function called Begin
 	span   int32   // index in the goroutine's spans, or -1
 
-	winStart int64 // windowNanos when it began, while sampling windows run; -1 otherwise
-	childWin int64 // inclusive ns of nested firings metered because a window was open
-	spot     bool  // a spot check of a disabled probe
+	over      int64 // ns of metering overhead nested in it: the outer overheads of the metered firings under it
+	winStart  int64 // windowNanos when it began, while sampling windows run; -1 otherwise
+	childWin  int64 // inclusive ns of nested firings metered because a window was open, the part the window held
+	childTail int64 // the rest of those firings' inclusive ns
+	overWin   int64 // of over, what those firings (and what they nest) cost
+	spot      bool  // a spot check of a disabled probe
+	due       bool  // metered by meterDue: a sampled probe in a window, or a spot check
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

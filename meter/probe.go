@@ -23,8 +23,9 @@ func (s State) Disabled() bool { return s >= DisabledHotspot }
 // Probe is one instrumented function: its name, what the chain keeps for
 // it, and the statistics of its metered firings.
 type Probe struct {
-	name string
-	id   int32
+	name     string
+	id       int32
+	internal bool // the engine's own (calibrate.go): judged by nothing, never in a trace
 
 	state    atomic.Uint32  // a State
 	gate     *atomic.Uint32 // the generated code's on-word; nil when none
@@ -45,6 +46,7 @@ type Probe struct {
 
 	stats     stats
 	window    windowStats // its metered firings that a sampling window overlapped
+	inside    windowStats // of those, the ones a window held whole
 	sampling  sampling
 	reenabled atomic.Int64
 }

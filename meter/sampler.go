@@ -2,6 +2,7 @@ package meter
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,9 +17,11 @@ import (
 // a disabled probe's does. Inside one, every firing of a sampled probe
 // that begins is metered, and so are the firings nested in it, so the
 // inherent times measured there are exact. A firing begins in a window
-// with the probability of the share of time the windows took, so the
-// model estimates a sampled probe's totals as what windows measured
-// divided by that share.
+// with the probability of the share of the program's work the windows
+// held, so the model estimates a sampled probe's totals as what windows
+// measured divided by that share. Metering every firing makes a window
+// run slower than the rest of the run: the share is taken in work, the
+// windows' length less what their metering cost (see calibrate.go).
 //
 // Windows also correct the inherent time of the probes metered always: a
 // metered firing's inherent time counts the time of the sampled firings
@@ -28,14 +31,14 @@ import (
 // off too; the model then gives each probe the inherent share of its
 // inclusive time that those firings show.
 //
-// The windows are opened and closed by timers (time.AfterFunc: no
-// goroutine waits between them), and by the engine itself, at the end of
-// any metered firing that finds a window overdue to open or close: a busy
-// program whose timers run late still gets windows of the right length.
-// Tests drive them by hand.
+// Windows open at random times, on timers (time.AfterFunc: no goroutine
+// waits between them), never at a point the program's own work picks. A
+// window is closed by its timer, or by the end of the first metered firing
+// that finds it overdue: a busy program whose timers run late still gets
+// windows of the right length. Tests drive them by hand.
 
 // WindowLength is how long one sampling window lasts.
-const WindowLength = 2 * time.Millisecond
+const WindowLength = 250 * time.Microsecond
 
 var sampler struct {
 	mu     sync.Mutex
@@ -43,13 +46,41 @@ var sampler struct {
 	active atomic.Bool   // a window has been scheduled: frames track the windows' time
 	seq    atomic.Uint32 // odd while a window is open
 	openAt atomic.Int64  // ticks when the open window opened
-	next   atomic.Int64  // ticks when the next window is due
 	length int64         // a window's length, in ticks
 	since  atomic.Int64  // ticks when the first probe was sampled
 	closed atomic.Int64  // ns of the windows closed so far
 	timer  *time.Timer
 	period time.Duration // from one window's start to the next, on average
 	manual bool          // tests open and close windows themselves
+
+	// What windows cost the program: the outer overheads of the firings
+	// metered because a window was open, summed over goroutines, and how
+	// many goroutines metered such firings in each window (at most
+	// GOMAXPROCS), summed over closed windows.
+	over    atomic.Int64 // ns
+	busy    atomic.Int64 // goroutines that metered in the open window
+	busySum atomic.Int64
+	procs   int64
+}
+
+// noteWindowed counts what a firing metered because a window was open
+// cost, on g. Its End calls it, holding g.
+func noteWindowed(g *Goroutine, cost int64) {
+	sampler.over.Add(cost)
+	if s := sampler.seq.Load(); g.winSeq != s {
+		g.winSeq = s
+		sampler.busy.Add(1)
+	}
+}
+
+// busyAverage returns how many goroutines ran in a window, on average
+// over the closed windows; 1 before any.
+func busyAverage() float64 {
+	n := int64(sampler.seq.Load()) / 2
+	if n == 0 {
+		return 1
+	}
+	return max(float64(sampler.busySum.Load())/float64(n), 1)
 }
 
 // windowNanos returns the ns windows have been open so far, as of tick t.
@@ -74,10 +105,10 @@ func addSampled(p *Probe) {
 		sampler.since.Store(now())
 		sampler.active.Store(true)
 		sampler.period = WindowLength * time.Duration(max(engine.hotspot.Sample, 1))
+		sampler.procs = int64(runtime.GOMAXPROCS(0))
 		sampler.length = toTicks(WindowLength)
 		if !sampler.manual {
 			d := jitter(sampler.period)
-			sampler.next.Store(now() + toTicks(d))
 			sampler.timer = time.AfterFunc(d, openWindow)
 		}
 	}
@@ -103,6 +134,7 @@ func openWindow() {
 		return
 	}
 	sampler.openAt.Store(now())
+	sampler.busy.Store(0)
 	sampler.seq.Add(1)
 	for _, p := range sampler.probes {
 		if p.gate != nil && engine.on {
@@ -117,18 +149,17 @@ func openWindow() {
 	}
 }
 
-// keepWindows opens or closes a window that is overdue, as of tick t: the
-// end of every metered firing asks, while windows run.
+// keepWindows closes a window that is overdue, as of tick t: the end of
+// every metered firing asks, while windows run. It never opens one: the
+// ends of the firings metered outside windows fall at particular points
+// of the program's work (between a parse and a render, say), and a window
+// opened there would see that work more often than its share.
 func keepWindows(t int64) {
 	if sampler.manual {
 		return
 	}
-	if sampler.seq.Load()&1 == 1 {
-		if t-sampler.openAt.Load() >= sampler.length {
-			closeWindow()
-		}
-	} else if t >= sampler.next.Load() {
-		openWindow()
+	if sampler.seq.Load()&1 == 1 && t-sampler.openAt.Load() >= sampler.length {
+		closeWindow()
 	}
 }
 
@@ -154,13 +185,13 @@ func closeWindow() {
 	}
 	t := now()
 	sampler.closed.Add(nanos(sampler.openAt.Load(), t))
+	sampler.busySum.Add(min(max(sampler.busy.Load(), 1), sampler.procs))
 	sampler.seq.Add(1)
 	if !sampler.manual && sampler.active.Load() {
 		if sampler.timer != nil {
 			sampler.timer.Stop()
 		}
 		d := jitter(sampler.period - WindowLength)
-		sampler.next.Store(t + toTicks(d))
 		sampler.timer = time.AfterFunc(d, openWindow)
 	}
 }
@@ -187,6 +218,9 @@ func resetSampler(manual bool) {
 		sampler.seq.Add(1)
 	}
 	sampler.closed.Store(0)
+	sampler.over.Store(0)
+	sampler.busy.Store(0)
+	sampler.busySum.Store(0)
 	sampler.manual = manual
 }
 
@@ -209,6 +243,7 @@ type sampling struct {
 	win   totals // its window statistics then
 	t0    int64  // ticks then
 	w0    int64  // windowNanos then
+	o0    int64  // the windows' overhead then (sampler.over)
 	extra totals // what estimates added to ended stretches
 }
 
@@ -220,7 +255,7 @@ func (p *Probe) startSampling(sum totals, t int64) {
 		return
 	}
 	p.sampling.base, p.sampling.win = sum, p.window.load()
-	p.sampling.t0, p.sampling.w0 = t, windowNanos(t)
+	p.sampling.t0, p.sampling.w0, p.sampling.o0 = t, windowNanos(t), sampler.over.Load()
 	p.state.CompareAndSwap(uint32(Enabled), uint32(Sampled))
 	p.sampling.mu.Unlock()
 	addSampled(p)
@@ -243,7 +278,13 @@ func (p *Probe) adjustment(sum totals, t int64) totals {
 	if win <= 0 || span <= 0 {
 		return e // no window yet: the warm-up's figures stand
 	}
-	scale := float64(span) / float64(win)
+	// Both in work: inside a window every firing of a sampled probe is
+	// metered, so the program runs slower there. Of the windows' length,
+	// what their metering took on each goroutine that ran holds no work:
+	// their overhead spread over those goroutines.
+	lost := float64(sampler.over.Load()-s.o0) / busyAverage()
+	work := max(float64(win)-lost, float64(win)/50)
+	scale := max(float64(span)-lost, work) / work
 	est := func(a, b int64) int64 { return int64(float64(a-b) * scale) }
 	e.count += est(w.count, s.win.count) - (sum.count - s.base.count)
 	e.total += est(w.total, s.win.total) - (sum.total - s.base.total)

@@ -48,17 +48,19 @@ type Snapshot struct {
 	Final           bool      // the last model of the run (the exports set it at exit); false: the run goes on
 	Roots           []string  // the probes marked as entries of units of work
 	Clock           string
-	Extensions      []string // "name(settings)", in chain order
-	Rows            []Row    // metered or labelled probes, largest inherent total first
-	Probes          int      // registered probes
-	Traces          int64    // traces ended
-	TruncatedTraces int64    // of which truncated: reached the maximum, handed over in parts, or lost their root
-	Unwound         int64    // metered firings a panic or runtime.Goexit unwound before their End: not counted
-	Windows         int64    // sampling windows opened
-	WindowNanos     int64    // how long they were open, in all
-	SamplingNanos   int64    // since the first probe was sampled
-	Dropped         int64    // spans the export path dropped
-	Clamped         uint64   // negative clock differences clamped to zero
+	Extensions      []string    // "name(settings)", in chain order
+	Rows            []Row       // metered or labelled probes, largest inherent total first
+	Probes          int         // registered probes
+	Traces          int64       // traces ended
+	TruncatedTraces int64       // of which truncated: reached the maximum, handed over in parts, or lost their root
+	Unwound         int64       // metered firings a panic or runtime.Goexit unwound before their End: not counted
+	Windows         int64       // sampling windows opened
+	WindowNanos     int64       // how long they were open, in all
+	SamplingNanos   int64       // since the first probe was sampled
+	Dropped         int64       // spans the export path dropped
+	WindowOverhead  int64       // ns the windows' metering took, over all goroutines
+	Overheads       [2][2]int64 // ns, inner and outer overhead of a metered firing: [0] of an enabled probe, [1] of one in a window (calibrate.go)
+	Clamped         uint64      // negative clock differences clamped to zero
 }
 
 // started is when Configure first wired a chain with metering on.
@@ -82,6 +84,7 @@ func Take() Snapshot {
 		Windows:         int64(sampler.seq.Load()+1) / 2,
 		Dropped:         dropped.Load(),
 		Clamped:         clock.Clamped(),
+		WindowOverhead:  sampler.over.Load(),
 	}
 	if engine.manual != nil {
 		s.Clock = "manual"
@@ -90,6 +93,9 @@ func Take() Snapshot {
 		t := now()
 		s.WindowNanos = windowNanos(t)
 		s.SamplingNanos = nanos(sampler.since.Load(), t)
+	}
+	for k := range overhead {
+		s.Overheads[k] = [2]int64{overhead[k].inner.Load(), overhead[k].outer.Load()}
 	}
 	probes := Probes()
 	s.Probes = len(probes)
@@ -122,12 +128,15 @@ func (p *Probe) row() Row {
 	e := p.adjustment(t, now())
 	p.sampling.mu.Unlock()
 	r.Count, r.Total, r.InherentTotal = t.count+e.count, t.total+e.total, t.inherent+e.inherent
-	if w := p.window.load(); p.State() != Sampled && w.total > 0 {
+	w := p.inside.load()
+	if w.count < 10 { // too few held whole by a window: those it overlapped, corrected
+		w = p.window.load()
+	}
+	if p.State() != Sampled && w.total > 0 {
 		// Metered always, with sampled probes under it: the share of its
-		// inclusive time that is its own, as the firings windows
-		// overlapped show it (see sampler.go).
-		r.InherentTotal = int64(float64(t.total) * float64(w.inherent) / float64(w.total))
-		r.InherentTotal += e.inherent
+		// inclusive time that is its own, as the firings in windows show
+		// it (see sampler.go).
+		r.InherentTotal = int64(float64(t.total)*float64(w.inherent)/float64(w.total)) + e.inherent
 	}
 	if r.Count > 0 {
 		r.Avg, r.InherentAvg = r.Total/r.Count, r.InherentTotal/r.Count

@@ -8,47 +8,65 @@ import (
 )
 
 // store is an in-memory table with a search that scans and ranks: work on
-// the CPU, as a driver's decoding and a query's filtering would be.
+// the CPU, as a driver's decoding and a query's filtering would be. It is
+// split into shards, each with its own lock, so that requests seldom wait
+// for one another.
 type store struct {
+	shards [shards]shard
+}
+
+const shards = 64
+
+type shard struct {
 	mu    sync.RWMutex
 	items map[int]Item
 }
 
 func newStore(n int) *store {
-	s := &store{items: map[int]Item{}}
+	s := &store{}
+	for i := range s.shards {
+		s.shards[i].items = map[int]Item{}
+	}
 	for i := 0; i < n; i++ {
-		s.items[i] = Item{ID: i, Name: fmt.Sprintf("item %d %s", i, words[i%len(words)]),
-			Tags: []string{words[i%7], words[i%11]}, Price: float64(i%500) / 10}
+		s.put(Item{ID: i, Name: fmt.Sprintf("item %d %s", i, words[i%len(words)]),
+			Tags: []string{words[i%7], words[i%11]}, Price: float64(i%500) / 10})
 	}
 	return s
 }
 
+func (s *store) shard(id int) *shard { return &s.shards[uint(id)%shards] }
+
 var words = []string{"red", "green", "blue", "small", "large", "round", "square", "soft", "hard", "light", "dark", "warm", "cold"}
 
 func (s *store) get(id int) (Item, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	it, ok := s.items[id]
+	sh := s.shard(id)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	it, ok := sh.items[id]
 	return it, ok
 }
 
 func (s *store) put(it Item) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.items[it.ID] = it
+	sh := s.shard(it.ID)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.items[it.ID] = it
 }
 
 // search returns the first max items whose name or tags contain q, best
 // score first.
 func (s *store) search(q string, max int) []Item {
-	s.mu.RLock()
 	var hits []scored
-	for _, it := range s.items {
-		if sc := score(it, q); sc > 0 {
-			hits = append(hits, scored{it, sc})
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.RLock()
+		for _, it := range sh.items {
+			if sc := score(it, q); sc > 0 {
+				hits = append(hits, scored{it, sc})
+			}
 		}
+		sh.mu.RUnlock()
 	}
-	s.mu.RUnlock()
 	sort.Slice(hits, func(i, j int) bool {
 		if hits[i].score != hits[j].score {
 			return hits[i].score > hits[j].score

@@ -18,8 +18,8 @@
 // metered firings cost in all: if their inherent time is at least
 // SampleShare of the wall time they were metered over, the probe is not
 // disabled but sampled. A sampled probe is off, as a disabled one is,
-// except during sampling windows, which are open 1/Sample of the time (2 ms
-// every 200 ms at the default, at random phases): there every firing of it
+// except during sampling windows, which are open 1/Sample of the time (250 µs
+// every 25 ms at the default, at random times): there every firing of it
 // that begins is metered, with what is nested in it. The model estimates
 // its totals from the windows (what they measured, over the share of time
 // they took) and labels the row "sampled". It stays sampled: the windows

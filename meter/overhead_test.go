@@ -1,0 +1,139 @@
+package meter
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/meterio/meter/clock"
+)
+
+// setOverhead puts figures of path k in place of the measured ones.
+func setOverhead(k int, inner, outer int64) {
+	overhead[k].inner.Store(inner)
+	overhead[k].outer.Store(outer)
+}
+
+// A metered firing's time holds its own metering (the inner overhead) and
+// all the metering of what it nests (an outer overhead per metered
+// firing). Inclusive and inherent times leave both out: they are the
+// function's own work.
+func TestOverheadTakenOff(t *testing.T) {
+	wire(t, Chain{})
+	const inner, outer = 10, 40
+	setOverhead(pathEnabled, inner, outer)
+	parent, child, leaf := newProbe(t, "parent"), newProbe(t, "child"), newProbe(t, "leaf")
+	// call runs a firing of p whose function works for work ns around
+	// body, as the clock sees it with metering: the inner overhead inside
+	// the firing's clock reads, the rest of the outer outside them.
+	var call func(p *Probe, work int64, body func())
+	call = func(p *Probe, work int64, body func()) {
+		f := p.Begin()
+		clk.Advance(work + inner)
+		if body != nil {
+			body()
+		}
+		p.End(f)
+		clk.Advance(outer - inner)
+	}
+	call(parent, 100, func() {
+		call(child, 50, func() { call(leaf, 7, nil) })
+		call(leaf, 3, nil)
+	})
+	checkRow(t, leaf, 2, 10, 10)
+	checkRow(t, child, 1, 57, 50)
+	checkRow(t, parent, 1, 160, 100)
+}
+
+// A sampling window runs the program slower: every firing of a sampled
+// probe in it is metered. The estimates take the share of the work the
+// windows held, not of the time.
+func TestWindowMeteringDoesNotThinEstimates(t *testing.T) {
+	h := hot()
+	h.Sample, h.SampleShare = 10, 0.5
+	wire(t, Chain{Hotspot: h})
+	p := newProbe(t, "p")
+	sample(t, p)
+	const outer = 1 * us
+	setOverhead(pathDue, 0, outer)
+	base := p.row()
+	// 90 firings of 2 µs outside windows; 10 in one, each followed by the
+	// microsecond its metering took: the window lasts 30 µs, 20 of work.
+	for i := 0; i < 90; i++ {
+		fire(p, 2*us, nil)
+	}
+	openWindow()
+	for i := 0; i < 10; i++ {
+		fire(p, 2*us, nil)
+		clk.Advance(outer)
+	}
+	closeWindow()
+	r := p.row()
+	if got := r.Count - base.Count; got != 100 {
+		t.Errorf("count +%d, want +100 (the window held a tenth of the work, not a seventh of the time)", got)
+	}
+	if got := r.Total - base.Total; got != 200*us {
+		t.Errorf("total +%d ns, want +200 µs", got)
+	}
+	if s := Take(); s.WindowOverhead != 10*outer {
+		t.Errorf("window overhead %d ns, want %d", s.WindowOverhead, 10*outer)
+	}
+}
+
+// The overheads in use are the medians of the last measurements.
+func TestOverheadMedians(t *testing.T) {
+	var r overheadRing
+	vals := make([]int64, ringSize)
+	for i := range vals {
+		vals[i] = int64((i * 37) % ringSize)
+	}
+	for i, v := range vals {
+		r.record(v, 2*v+100)
+		if i < ringSize-1 && r.inner.Load() != 0 {
+			t.Fatalf("medians taken after %d measurements, want after %d", i+1, ringSize)
+		}
+	}
+	s := slices.Clone(vals)
+	slices.Sort(s)
+	if in, out := r.inner.Load(), r.outer.Load(); in != s[ringSize/2] || out != 2*s[ringSize/2]+100 {
+		t.Fatalf("medians inner %d outer %d, want %d and %d", in, out, s[ringSize/2], 2*s[ringSize/2]+100)
+	}
+	// An outer overhead below the inner (noise) is raised to it: the
+	// outer holds the inner.
+	for i := 0; i < ringSize; i++ {
+		r.record(50, 20)
+	}
+	if in, out := r.inner.Load(), r.outer.Load(); in != 50 || out != 50 {
+		t.Fatalf("inner %d outer %d, want 50 and 50", in, out)
+	}
+}
+
+// On the real clock, wiring the chain measures the overheads, and the
+// measurements in the run go on: on private probes that no model shows
+// and no rule judges.
+func TestOverheadMeasuredOnRealClock(t *testing.T) {
+	if !Supported {
+		t.Skip("no engine on this platform")
+	}
+	Configure(Chain{Enabled: true})
+	t.Cleanup(func() { Configure(Chain{Enabled: true, Clock: clock.NewManual()}) })
+	in, out := overhead[pathEnabled].inner.Load(), overhead[pathEnabled].outer.Load()
+	if in <= 0 || out < in {
+		t.Fatalf("after wiring: inner %d outer %d ns, want 0 < inner ≤ outer", in, out)
+	}
+	p := newProbe(t, "p")
+	before := overhead[pathEnabled].next.Load()
+	for i := 0; i < 4*calibrateEvery; i++ {
+		p.End(p.Begin())
+	}
+	if n := overhead[pathEnabled].next.Load() - before; n < 3 {
+		t.Errorf("%d measurements in %d metered firings, want at least 3", n, 4*calibrateEvery)
+	}
+	for _, q := range Probes() {
+		if q.internal {
+			t.Fatalf("a private probe is registered: %s", q.Name())
+		}
+	}
+	if s := calib[pathEnabled].State(); s != Enabled {
+		t.Errorf("private probe's state %d, want enabled (never judged)", s)
+	}
+}
