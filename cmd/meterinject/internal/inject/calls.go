@@ -10,19 +10,30 @@ import (
 
 // A rewriteCall is a call (or, for signal.Notify, any mention) that the
 // generated code reroutes:
-//   - os.Exit(code) becomes os.Exit(meter__exit(code)): the exports are
-//     written after code is computed, before the process ends;
+//   - os.Exit(1), log.Fatal(err) and the like, statements whose arguments
+//     compute nothing, get meter__shutdown() on the line before: the
+//     exports are written before the process ends;
+//   - os.Exit(code()) becomes os.Exit(meter__exit(code())): the exports
+//     are written after the code is computed, before the process ends;
 //   - log.Fatal*(…, v) and (*log.Logger).Fatal*(…, v) wrap their last
 //     argument the same way (the call itself stays in the function, so the
-//     logger still reports the caller's line);
+//     logger still reports the caller's line); a Fatalf with its format
+//     alone gets a last argument, meter__fatalv()..., so that the format
+//     stays a constant for vet;
 //   - signal.Notify and signal.NotifyContext are replaced by probe's, which
 //     tell the runtime that the program handles those signals itself. The
 //     reference stays (meter__notify(signal.Notify)), so the user's import
 //     of os/signal stays used.
 type rewriteCall struct {
-	helper string        // hExit, hFatal, hFatalV, hFatalS, hNotify, hNotifyCtx
+	helper string        // hExit, hFatal, hFatalV, hNotify, hNotifyCtx
 	call   *ast.CallExpr // exit and fatal
 	ref    ast.Expr      // notify: the expression naming the function
+	// appendV: a Fatalf with a format alone gets ", meter__fatalv()..."
+	appendV bool
+	// stmt: the call is a statement of its own, at the start of its line,
+	// whose arguments compute nothing (os.Exit(1), log.Fatal(err)): the
+	// flush is a statement on the line before, and the call is untouched.
+	stmt ast.Stmt
 }
 
 // exitFuncs are the functions whose call ends the process, by the full
@@ -58,6 +69,7 @@ func findCalls(j *fileJob) []*rewriteCall {
 	}
 	var out []*rewriteCall
 	skip := map[*ast.CallExpr]bool{}
+	stmts := map[*ast.CallExpr]ast.Stmt{}
 	var visit func(n ast.Node) bool
 	visit = func(n ast.Node) bool {
 		switch x := n.(type) {
@@ -65,6 +77,10 @@ func findCalls(j *fileJob) []*rewriteCall {
 			skip[x.Call] = true
 		case *ast.GoStmt:
 			skip[x.Call] = true
+		case *ast.ExprStmt:
+			if c, ok := x.X.(*ast.CallExpr); ok {
+				stmts[c] = x
+			}
 		case *ast.CallExpr:
 			if skip[x] {
 				return true
@@ -74,13 +90,20 @@ func findCalls(j *fileJob) []*rewriteCall {
 				return true
 			}
 			c := &rewriteCall{call: x}
+			if st := stmts[x]; st != nil && atLineStart(j.src, j.off(st.Pos())) && !evaluates(j.info, x.Args) {
+				c.helper, c.stmt = hShutdown, st
+				out = append(out, c)
+				return true
+			}
 			switch {
 			case name == "os.Exit":
 				c.helper = hExit
 			case x.Ellipsis.IsValid() || len(x.Args) == 0:
 				c.helper = hFatalV
 			case len(x.Args) == 1 && (name == "log.Fatalf" || name == "(*log.Logger).Fatalf"):
-				c.helper = hFatalS
+				// Fatalf(format, meter__fatalv()...): the format stays
+				// as written, for vet's printf check.
+				c.helper, c.appendV = hFatalV, true
 			default:
 				c.helper = hFatal
 			}
@@ -179,20 +202,28 @@ func (c *rewriteCall) edits(j *fileJob, n names) []edit {
 		if !ok {
 			return nil
 		}
-		after := ""
-		switch {
-		case isLineEnd(j.src, e1):
-		case closing(j.src[e1]):
-			after = j.lines.suffixDirective(e1)
-		default:
-			after, _ = j.lines.prefixDirective(e1)
+		t, ok := j.lines.closeDirective(e1, ")")
+		if !ok {
+			return nil
 		}
-		return []edit{{e0, e0, h + "(" + d, 0}, {e1, e1, ")" + after, 0}}
+		return []edit{{e0, e0, h + "(" + d, 0}, {e1, e1, t, 0}}
 	}
 	x := c.call
-	if len(x.Args) == 0 {
+	if c.stmt != nil {
+		at := j.off(c.stmt.Pos())
+		ls := lineStart(j.src, at)
+		return []edit{{ls, ls, string(j.src[ls:at]) + h + "()\n" + j.lines.lineDirective(ls), 0}}
+	}
+	if len(x.Args) == 0 || c.appendV {
 		r := j.off(x.Rparen)
-		return []edit{{r, r, h + "()..." + j.lines.suffixDirective(r), 0}}
+		t, ok := j.lines.closeDirective(r, "( )...")
+		if !ok {
+			return nil
+		}
+		if c.appendV {
+			h = ", " + h
+		}
+		return []edit{{r, r, h + t, 0}}
 	}
 	last := x.Args[len(x.Args)-1]
 	a0, a1 := j.off(last.Pos()), j.off(last.End())
@@ -200,19 +231,14 @@ func (c *rewriteCall) edits(j *fileJob, n names) []edit {
 	if !ok {
 		return nil
 	}
+	close := ")"
 	if x.Ellipsis.IsValid() {
 		a1 = j.off(x.Ellipsis) + len("...")
-		return []edit{{a0, a0, h + "(" + d, 0}, {a1, a1, ")..." + j.lines.suffixDirective(a1), 0}}
+		close = ")..."
 	}
-	return []edit{{a0, a0, h + "(" + d, 0}, {a1, a1, ")" + j.lines.suffixDirective(a1), 0}}
-}
-
-// closing reports whether b closes an expression list or statement, where
-// gofmt puts no blank between a comment and b.
-func closing(b byte) bool {
-	switch b {
-	case ')', ',', ']', '}', ';', ':':
-		return true
+	t, ok := j.lines.closeDirective(a1, close)
+	if !ok {
+		return nil
 	}
-	return false
+	return []edit{{a0, a0, h + "(" + d, 0}, {a1, a1, t, 0}}
 }

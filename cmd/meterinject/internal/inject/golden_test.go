@@ -177,11 +177,16 @@ func TestGolden(t *testing.T) {
 			}
 			compareTree(t, "instrument", got, readTree(t, filepath.Join(dir, "out")))
 
-			// What it adds is gofmt-clean.
+			// What it adds is gofmt-clean, and every token of the input
+			// keeps its position.
 			for rel, b := range input {
-				if strings.HasSuffix(rel, ".go") && isGofmt(b) && !isGofmt(got[rel]) {
+				if !strings.HasSuffix(rel, ".go") {
+					continue
+				}
+				if isGofmt(b) && !isGofmt(got[rel]) {
 					t.Errorf("%s: gofmt-clean input, output is not", rel)
 				}
+				checkPositions(t, filepath.Join(work, rel), b, got[rel])
 			}
 
 			// Idempotent.

@@ -182,6 +182,33 @@ func (l *lines) suffixDirective(off int) string {
 	return " /*line " + l.at(off).spec(0) + "*/"
 }
 
+// closeDirective returns text to insert at off, right after an original
+// token: a directive, then close (generated closing text, such as ")"),
+// placed so that the original byte at off keeps its position: " /*line
+// P*/)" (gofmt keeps a comment before a closing parenthesis, where it
+// would move one placed after it, before a comma). At a line end no
+// directive is needed. ok is false where the columns do not allow it.
+func (l *lines) closeDirective(off int, close string) (string, bool) {
+	if isLineEnd(l.src, off) {
+		return close, true
+	}
+	back := len(close)
+	if strings.HasPrefix(close, "( ") {
+		// "( /*line P*/ )...": the directive names the blank after it
+		back--
+		p := l.at(off)
+		if p.col != 0 && p.col-back < 1 {
+			return "", false
+		}
+		return "( /*line " + p.spec(back) + "*/" + close[1:], true
+	}
+	p := l.at(off)
+	if p.col != 0 && p.col-back < 1 {
+		return "", false
+	}
+	return " /*line " + p.spec(back) + "*/" + close, true
+}
+
 // newlineDirective is inserted after generated text, right before the
 // original line end at off: "\n//line P", which that line end closes.
 // P is the position of the next line's first byte.

@@ -128,9 +128,6 @@ func (g *group) generated(o *Options) []byte {
 		case hFatalV:
 			b.WriteString("// " + name + " writes the exports once a log.Fatal call's arguments are known.\n")
 			b.WriteString("func " + name + "(v ...interface{}) []interface{} {\n\t" + pr + ".Shutdown()\n\treturn v\n}\n")
-		case hFatalS:
-			b.WriteString("// " + name + " writes the exports once a log.Fatalf call's format is known.\n")
-			b.WriteString("func " + name + "(format string) string {\n\t" + pr + ".Shutdown()\n\treturn format\n}\n")
 		case hNotify:
 			b.WriteString("// " + name + " stands for signal.Notify: probe.Notify also tells the runtime\n// that the program handles those signals itself.\n")
 			b.WriteString("func " + name + "(" + notifyFunc + ") " + notifyFunc + " { return " + pr + ".Notify }\n")
@@ -142,4 +139,4 @@ func (g *group) generated(o *Options) []byte {
 	return b.Bytes()
 }
 
-var helperOrder = map[string]int{hMain: 0, hShutdown: 1, hExit: 2, hFatal: 3, hFatalV: 4, hFatalS: 5, hNotify: 6, hNotifyCtx: 7}
+var helperOrder = map[string]int{hMain: 0, hShutdown: 1, hExit: 2, hFatal: 3, hFatalV: 4, hNotify: 5, hNotifyCtx: 6}

@@ -55,7 +55,6 @@ const (
 	hExit      = "exit"      // os.Exit's code: flush, then the code
 	hFatal     = "fatal"     // a log.Fatal argument: flush, then the argument
 	hFatalV    = "fatalv"    // the same, for the whole variadic slice
-	hFatalS    = "fatals"    // the same, for Fatalf's only argument
 	hNotify    = "notify"    // signal.Notify → probe.Notify
 	hNotifyCtx = "notifyctx" // signal.NotifyContext → probe.NotifyContext
 )
@@ -252,6 +251,9 @@ func decideShape(j *fileJob, s *site, shape Shape) *sitePlan {
 				if _, ok := j.lines.prefixDirective(j.off(f.Type.Pos())); !ok {
 					return deferShape("results' layout")
 				}
+				if _, ok := j.lines.closeDirective(j.off(f.Type.End()), ")"); !ok {
+					return deferShape("results' layout")
+				}
 			}
 		}
 	}
@@ -285,8 +287,8 @@ func layoutOK(j *fileJob, s *site) bool {
 	lb, rb := j.off(s.body.Lbrace), j.off(s.body.Rbrace)
 	if !bytes.Contains(j.src[lb:rb], []byte("\n")) {
 		_, _, ok := oneLineLayout(j.src, lb, rb)
-		if !ok {
-			return false
+		if !ok || len(s.body.List) > 1 {
+			return false // gofmt would put each statement on a line of its own
 		}
 		if rbDir := j.lines.at(rb); rbDir.col != 0 && rbDir.col-len(indentOf(j.src, lb)) < 1 {
 			return false
@@ -415,8 +417,9 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 			t := res.List[0].Type
 			t0, t1 := j.off(t.Pos()), j.off(t.End())
 			d, _ := j.lines.prefixDirective(t0)
+			c, _ := j.lines.closeDirective(t1, ")")
 			add(t0, t0, "("+p.results[0]+d)
-			add(t1, t1, ")"+j.lines.suffixDirective(t1))
+			add(t1, t1, c)
 		} else {
 			for i, f := range res.List {
 				t0 := j.off(f.Type.Pos())
@@ -464,8 +467,14 @@ func returnsOf(body *ast.BlockStmt) []*ast.ReturnStmt {
 // allocation or a function literal. Without type information every call
 // and composite literal counts.
 func needsEval(info *types.Info, r *ast.ReturnStmt) bool {
+	return evaluates(info, r.Results)
+}
+
+// evaluates reports whether computing exprs does work of its own: see
+// needsEval.
+func evaluates(info *types.Info, exprs []ast.Expr) bool {
 	found := false
-	for _, e := range r.Results {
+	for _, e := range exprs {
 		ast.Inspect(e, func(n ast.Node) bool {
 			switch x := n.(type) {
 			case *ast.FuncLit:

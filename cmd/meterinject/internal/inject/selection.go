@@ -64,9 +64,9 @@ func (o *Options) smallMax() int {
 
 // callsOut reports whether the body of s calls something whose cost is
 // not bounded by what is instrumented: a function of a package that is
-// not being instrumented (the standard library, a driver) that the
-// compiler did not inline at that call, an interface method, or a
-// function value. Such a function is not cheap, however short: without a
+// not being instrumented (the standard library, a driver), unless the
+// compiler inlined that call and its package never waits (mayWait), an
+// interface method, or a function value. Such a function is not cheap, however short: without a
 // probe, the time of what it calls would land in its caller. Builtins and
 // conversions do not count. Without type information (files built only
 // on other platforms) every call but a builtin's or one of a function
@@ -109,10 +109,29 @@ func callOut(j *fileJob, c *ast.CallExpr, inSet func(string) bool, inl inlineSet
 	if f == nil {
 		return true // an interface method or a function value
 	}
-	if f.Pkg() != nil && inSet(f.Pkg().Path()) {
+	if f.Pkg() == nil {
+		return true
+	}
+	if inSet(f.Pkg().Path()) {
 		return false
 	}
-	return !inl.inlined(j, c.Lparen)
+	return mayWait(f.Pkg().Path()) || !inl.inlined(j, c.Lparen)
+}
+
+// mayWait reports whether functions of a standard package may wait (a
+// lock, I/O, a timer, the scheduler), however cheap their inlined fast
+// path looks: sync.Mutex.Lock is inlined, and it blocks.
+func mayWait(path string) bool {
+	switch path {
+	case "sync", "net", "os", "io", "syscall", "time", "context", "runtime":
+		return true
+	}
+	for _, p := range []string{"net/", "os/", "io/", "database/", "syscall/"} {
+		if strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
 }
 
 var builtins = map[string]bool{

@@ -62,7 +62,7 @@ func newStripper(fset *token.FileSet, f *ast.File, src []byte, prefix string) *s
 			`(?:(\n//line [^\n\r]*)\r?\n|(\n[ \t]*/\*line [^*\n]*\*/ )|(\n//line [^\n]*\n[ \t]*)\})`),
 		closing:  regexp.MustCompile(`(?:\n[ \t]*` + arr + `\.End\(` + fv + `\))?\n//line [^\n]*\n[ \t]*$`),
 		endLine:  regexp.MustCompile(`\n[ \t]*` + arr + `\.End\(` + fv + `\)\n//line [^\n]*\n$`),
-		leftover: regexp.MustCompile(arr + `|\b` + q + `(?:test|x)?(?:f|r\d+|main|shutdown|exit|fatalv?|fatals|notify|notifyctx)\b`),
+		leftover: regexp.MustCompile(arr + `|\b` + q + `(?:test|x)?(?:f|r\d+|main|shutdown|exit|fatalv?|notify|notifyctx)\b`),
 	}
 }
 
@@ -172,6 +172,7 @@ func (s *stripper) body(ft *ast.FuncType, body *ast.BlockStmt) {
 	}
 	s.results(ft)
 	s.ends(body, rb, expanded)
+	s.flushes(body)
 }
 
 // directiveLine is the line a "\n//line …\n" directive names.
@@ -243,6 +244,33 @@ func (s *stripper) ends(body *ast.BlockStmt, rb int, expanded bool) {
 			}
 		}
 	}
+}
+
+// flushes takes out the flush statements put before os.Exit and
+// log.Fatal calls: "IND H()\n//line P\n" at the start of a line.
+func (s *stripper) flushes(body *ast.BlockStmt) {
+	line := regexp.MustCompile(`^[ \t]*` + s.q + `(?:test|x)?shutdown\(\)\n//line [^\n]*\n$`)
+	ast.Inspect(body, func(n ast.Node) bool {
+		es, ok := n.(*ast.ExprStmt)
+		if !ok {
+			return true
+		}
+		c, ok := es.X.(*ast.CallExpr)
+		if !ok || len(c.Args) != 0 {
+			return true
+		}
+		e0 := s.off(es.Pos())
+		ls := lineStart(s.src, e0)
+		nl := bytes.IndexByte(s.src[e0:], '\n')
+		if nl < 0 {
+			return true
+		}
+		next := e0 + nl + 1
+		if d := bytes.IndexByte(s.src[next:], '\n'); d >= 0 && line.Match(s.src[ls:next+d+1]) {
+			s.add(ls, next+d+1, "")
+		}
+		return true
+	})
 }
 
 func (s *stripper) isEnd(st ast.Stmt) bool {
@@ -322,10 +350,11 @@ func (s *stripper) results(ft *ast.FuncType) {
 		cs = append(cs, cut{n0, t0, ""})
 	}
 	if len(res.List) == 1 && res.Opening.IsValid() {
-		cl := s.off(res.Closing)
-		if m := afterReturnDir.Find(src[cl+1:]); m != nil {
+		// A result written without parentheses: "(R0 /*line P*/ T /*line P*/)".
+		t1, cl := s.off(res.List[0].Type.End()), s.off(res.Closing)
+		if dirClose.Match(src[t1 : cl+1]) {
 			op := s.off(res.Opening)
-			cs = append(cs, cut{op, op + 1, ""}, cut{cl, cl + 1 + len(m), ""})
+			cs = append(cs, cut{op, op + 1, ""}, cut{t1, cl + 1, ""})
 		}
 	}
 	for _, c := range cs {
@@ -340,7 +369,7 @@ func (s *stripper) call(c *ast.CallExpr) {
 	if !ok {
 		return
 	}
-	m := regexp.MustCompile(`^` + s.q + `(?:test|x)?(exit|fatalv?|fatals|notify|notifyctx)$`).FindStringSubmatch(id.Name)
+	m := regexp.MustCompile(`^` + s.q + `(?:test|x)?(exit|fatalv?|notify|notifyctx)$`).FindStringSubmatch(id.Name)
 	if m == nil {
 		return
 	}
@@ -348,46 +377,36 @@ func (s *stripper) call(c *ast.CallExpr) {
 	f0 := s.off(c.Pos())
 	rp := s.off(c.Rparen)
 	if len(c.Args) == 0 {
-		if m[1] == "fatalv" && bytes.HasPrefix(src[rp:], []byte(")...")) {
-			if d := afterReturnDir.Find(src[rp+4:]); d != nil {
-				s.add(f0, rp+4+len(d), "")
+		// "H( /*line P*/ )...", after a format alone: ", H( /*line P*/ )..."
+		if m[1] == "fatalv" && regexp.MustCompile(`^`+regexp.QuoteMeta(id.Name)+`\(`+dirInline+` \)\.\.\.$`).Match(src[f0:min(len(src), rp+4)]) {
+			if f0 >= 2 && string(src[f0-2:f0]) == ", " {
+				f0 -= 2
 			}
+			s.add(f0, rp+4, "")
 		}
 		return
 	}
 	if len(c.Args) != 1 {
 		return
 	}
-	a0 := s.off(c.Args[0].Pos())
+	a0, a1 := s.off(c.Args[0].Pos()), s.off(c.Args[0].End())
 	if !regexp.MustCompile(`^` + regexp.QuoteMeta(id.Name) + `\(` + dirInline + ` $`).Match(src[f0:a0]) {
 		return
 	}
-	after := rp + 1
-	switch m[1] {
-	case "fatalv":
-		if !bytes.HasPrefix(src[after:], []byte("...")) {
+	end := rp + 1
+	if m[1] == "fatalv" {
+		if !c.Ellipsis.IsValid() || !bytes.HasPrefix(src[end:], []byte("...")) {
 			return
 		}
-		after += 3
-		d := afterReturnDir.Find(src[after:])
-		if d == nil {
-			return
-		}
-		after += len(d)
-	case "notify", "notifyctx":
-		if d := afterReturnDir.Find(src[after:]); d != nil {
-			after += len(d)
-			if after < len(src) && src[after] == ' ' {
-				after++
-			}
-		}
-	default:
-		d := afterReturnDir.Find(src[after:])
-		if d == nil {
-			return
-		}
-		after += len(d)
+		a1 = s.off(c.Ellipsis) + 3
+		end += 3
+	}
+	if !dirClose.Match(src[a1 : rp+1]) {
+		return
 	}
 	s.add(f0, a0, "")
-	s.add(rp, after, "")
+	s.add(a1, end, "")
 }
+
+// dirClose matches the closing text of an insertion (closeDirective).
+var dirClose = regexp.MustCompile(`^(?:` + dirInline + `)?\)$`)
