@@ -38,6 +38,7 @@ func decide(o *Options, jobs []*pkgJob, inl inlineSet, model map[string]bool, su
 		inSet[j.path] = true
 	}
 	isIn := func(path string) bool { return inSet[path] }
+	src := newSources()
 	// Roots: what go statements start, in any package of the run.
 	goLits := map[*ast.FuncLit]bool{}
 	goFuncs := map[string]bool{}
@@ -72,9 +73,9 @@ func decide(o *Options, jobs []*pkgJob, inl inlineSet, model map[string]bool, su
 					case model[s.name]:
 						s.skip = skipModel
 					case o.All || s.isMain || s.root:
-					case inl.has(fj, s) && !callsOut(fj, s, isIn, inl):
+					case inl.has(fj, s) && !callsOut(fj, s, isIn, inl, src):
 						s.skip = skipInline
-					case isSmall(s.body, o.smallMax()) && !callsOut(fj, s, isIn, inl):
+					case isSmall(s.body, o.smallMax()) && !callsOut(fj, s, isIn, inl, src):
 						s.skip = skipSmall
 					}
 					if s.skip != "" {

@@ -15,11 +15,12 @@ import (
 )
 
 // inlineSet holds what the compiler said, by position (file:line:col):
-// where a function it "can inline" is declared, and where it inlined a
-// call.
+// where a function it "can inline" is declared, and, where it inlined a
+// call, the names of the functions it inlined there (the callee, and what
+// it inlined into it in turn).
 type inlineSet struct {
 	can   map[string]bool
-	calls map[string]bool
+	calls map[string]map[string]bool
 }
 
 func posKey(file string, line, col int) string {
@@ -52,8 +53,10 @@ func (in inlineSet) has(fj *fileJob, s *site) bool {
 	return false
 }
 
-// inlined reports whether the compiler inlined the call whose '(' is at p.
-func (in inlineSet) inlined(fj *fileJob, p token.Pos) bool {
+// inlinedAt returns the names (the last element: "Lock" for
+// sync.(*Mutex).Lock) of the functions the compiler inlined at the call
+// whose '(' is at p; nil if it did not inline that call.
+func (in inlineSet) inlinedAt(fj *fileJob, p token.Pos) map[string]bool {
 	return in.calls[in.key(fj, p)]
 }
 
@@ -69,7 +72,7 @@ var lineDirectiveText = regexp.MustCompile(`(?m)^//line |/\*line `)
 // instrumentation and without registration files, and with line
 // directives disabled, so that positions are the file's own.
 func inlinable(o *Options, jobs []*pkgJob) (inlineSet, error) {
-	set := inlineSet{can: map[string]bool{}, calls: map[string]bool{}}
+	set := inlineSet{can: map[string]bool{}, calls: map[string]map[string]bool{}}
 	tmp, err := os.MkdirTemp("", "meterinject-inl")
 	if err != nil {
 		return set, err
@@ -167,12 +170,15 @@ func parseInline(out []byte, dir string, replace map[string]string, set inlineSe
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		m := set.can
+		callee := ""
 		i := strings.Index(line, ": can inline ")
 		if i < 0 {
-			m = set.calls
 			if i = strings.Index(line, ": inlining call to "); i < 0 {
 				continue
+			}
+			callee = line[i+len(": inlining call to "):]
+			if k := strings.LastIndexAny(callee, ".)"); k >= 0 {
+				callee = callee[k+1:]
 			}
 		}
 		pos := line[:i]
@@ -196,7 +202,15 @@ func parseInline(out []byte, dir string, replace map[string]string, set inlineSe
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		m[posKey(file, l, c)] = true
+		k := posKey(file, l, c)
+		if callee == "" {
+			set.can[k] = true
+			continue
+		}
+		if set.calls[k] == nil {
+			set.calls[k] = map[string]bool{}
+		}
+		set.calls[k][callee] = true
 	}
 }
 

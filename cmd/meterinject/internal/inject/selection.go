@@ -2,6 +2,7 @@ package inject
 
 import (
 	"go/ast"
+	"go/parser"
 	"go/token"
 	"go/types"
 	"strings"
@@ -65,13 +66,14 @@ func (o *Options) smallMax() int {
 // callsOut reports whether the body of s calls something whose cost is
 // not bounded by what is instrumented: a function of a package that is
 // not being instrumented (the standard library, a driver), unless the
-// compiler inlined that call and its package never waits (mayWait), an
-// interface method, or a function value. Such a function is not cheap, however short: without a
+// compiler inlined that call, the callee calls nothing more itself
+// (sources.leaf: strings.HasPrefix, not fmt.Println) and its package
+// never waits (mayWait); an interface method; or a function value. Such a function is not cheap, however short: without a
 // probe, the time of what it calls would land in its caller. Builtins and
 // conversions do not count. Without type information (files built only
 // on other platforms) every call but a builtin's or one of a function
 // declared in the package counts.
-func callsOut(j *fileJob, s *site, inSet func(path string) bool, inl inlineSet) bool {
+func callsOut(j *fileJob, s *site, inSet func(path string) bool, inl inlineSet, src *sources) bool {
 	found := false
 	ast.Inspect(s.body, func(n ast.Node) bool {
 		if found {
@@ -81,7 +83,7 @@ func callsOut(j *fileJob, s *site, inSet func(path string) bool, inl inlineSet) 
 		case *ast.FuncLit:
 			return false // a site of its own
 		case *ast.CallExpr:
-			if callOut(j, x, inSet, inl) {
+			if callOut(j, x, inSet, inl, src) {
 				found = true
 			}
 		}
@@ -90,7 +92,7 @@ func callsOut(j *fileJob, s *site, inSet func(path string) bool, inl inlineSet) 
 	return found
 }
 
-func callOut(j *fileJob, c *ast.CallExpr, inSet func(string) bool, inl inlineSet) bool {
+func callOut(j *fileJob, c *ast.CallExpr, inSet func(string) bool, inl inlineSet, src *sources) bool {
 	if j.info == nil {
 		id, ok := ast.Unparen(c.Fun).(*ast.Ident)
 		if !ok {
@@ -115,7 +117,81 @@ func callOut(j *fileJob, c *ast.CallExpr, inSet func(string) bool, inl inlineSet
 	if inSet(f.Pkg().Path()) {
 		return false
 	}
-	return mayWait(f.Pkg().Path()) || !inl.inlined(j, c.Lparen)
+	if mayWait(f.Pkg().Path()) {
+		return true
+	}
+	names := inl.inlinedAt(j, c.Lparen)
+	return names == nil || !src.leaf(j.fset, f, names)
+}
+
+// sources reads the bodies of functions outside the run, to see what an
+// inlined call brings along.
+type sources struct {
+	goroot string
+	fset   *token.FileSet
+	files  map[string]*ast.File // nil: not readable
+}
+
+func newSources() *sources {
+	root, _ := goEnv("", "GOROOT")
+	return &sources{goroot: root, fset: token.NewFileSet(), files: map[string]*ast.File{}}
+}
+
+// leaf reports whether the body of f, inlined at a call together with the
+// functions named in inlined, calls nothing more: every call in it is a
+// builtin, a conversion to a basic type, or one of inlined. An inlined
+// wrapper around a real call (fmt.Println around Fprintln) is no leaf.
+// A body that cannot be read is no leaf.
+func (s *sources) leaf(fset *token.FileSet, f *types.Func, inlined map[string]bool) bool {
+	p := fset.Position(f.Pos())
+	name := p.Filename
+	if rest, ok := strings.CutPrefix(name, "$GOROOT"); ok {
+		name = s.goroot + rest
+	}
+	file, seen := s.files[name]
+	if !seen {
+		file, _ = parser.ParseFile(s.fset, name, nil, parser.SkipObjectResolution)
+		s.files[name] = file
+	}
+	if file == nil {
+		return false
+	}
+	var body *ast.BlockStmt
+	for _, d := range file.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if ok && fd.Name.Name == f.Name() && fd.Body != nil && s.fset.Position(fd.Pos()).Line <= p.Line && p.Line <= s.fset.Position(fd.End()).Line {
+			body = fd.Body
+		}
+	}
+	if body == nil {
+		return false
+	}
+	calls := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		c, ok := n.(*ast.CallExpr)
+		if !ok || calls {
+			return !calls
+		}
+		switch x := ast.Unparen(c.Fun).(type) {
+		case *ast.Ident:
+			calls = !builtins[x.Name] && !basicTypes[x.Name] && !inlined[x.Name]
+		case *ast.SelectorExpr:
+			calls = !inlined[x.Sel.Name]
+		case *ast.ArrayType, *ast.StarExpr:
+			// a conversion
+		default:
+			calls = true
+		}
+		return !calls
+	})
+	return !calls
+}
+
+var basicTypes = map[string]bool{
+	"bool": true, "byte": true, "rune": true, "string": true, "uintptr": true,
+	"int": true, "int8": true, "int16": true, "int32": true, "int64": true,
+	"uint": true, "uint8": true, "uint16": true, "uint32": true, "uint64": true,
+	"float32": true, "float64": true, "complex64": true, "complex128": true,
 }
 
 // mayWait reports whether functions of a standard package may wait (a
