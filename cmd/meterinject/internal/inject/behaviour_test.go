@@ -3,6 +3,10 @@ package inject
 import (
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/format"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -473,5 +477,174 @@ func TestExitWritesModel(t *testing.T) {
 		if err != nil || !strings.Contains(string(b), "main.work,") {
 			t.Errorf("%s: no model with main.work written before the end: %v\n%s", how, err, b)
 		}
+	}
+}
+
+// signalProgram handles signals itself, through both os/signal calls.
+var signalProgram = map[string]string{
+	"main.go": `package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGUSR1)
+	syscall.Kill(os.Getpid(), syscall.SIGUSR1)
+	fmt.Println("got", <-c)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGUSR2)
+	defer stop()
+	syscall.Kill(os.Getpid(), syscall.SIGUSR2)
+	<-ctx.Done()
+	fmt.Println("done", context.Cause(ctx) != nil)
+}
+`,
+}
+
+// TestSignalsStillHandled: a program that handles its signals through
+// os/signal still gets them when its calls go through probe's.
+func TestSignalsStillHandled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the runtime")
+	}
+	dir := writeFiles(t, "example.com/signals", copyMap(signalProgram))
+	plain, inst := buildBoth(t, dir, &Options{All: true})
+	want, wantCode := run(t, plain, nil)
+	for _, env := range propertySets {
+		if got, code := run(t, inst, env); got != want || code != wantCode {
+			t.Errorf("%v: %q (exit %d), plain %q (exit %d)", env, got, code, want, wantCode)
+		}
+	}
+}
+
+// TestBeginEndInlined: the compiler inlines Begin and End into every
+// instrumented function, so that a disabled probe costs no call.
+func TestBeginEndInlined(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the runtime")
+	}
+	dir := writeFiles(t, "example.com/stack", copyMap(stackProgram))
+	o := &Options{All: true}
+	buildBoth(t, dir, o)
+	cmd := exec.Command("go", "build", "-overlay", o.Overlay, "-gcflags=example.com/stack/...=-m", "-o", os.DevNull, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	// One line per place a call was inlined: a function inlined into
+	// another reports its calls again, at the same place.
+	unique := func(re string) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range regexp.MustCompile(`(?m)^.*: `+re+`$`).FindAll(out, -1) {
+			m[string(l)] = true
+		}
+		return m
+	}
+	begins := unique(`inlining call to probe\.\(\*Probe\)\.Begin`)
+	ends := unique(`inlining call to probe\.\(\*Probe\)\.End`)
+	// Every probe's Begin, and at least one End per probe, is inlined.
+	probes := 0
+	for _, f := range []string{"meter_probes_gen.go", "calc/meter_probes_gen.go"} {
+		b, err := os.ReadFile(overlayTarget(t, o.Overlay, filepath.Join(dir, f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		probes += strings.Count(string(b), "\n\t\t\"")
+	}
+	if len(begins) < probes || len(ends) < probes {
+		t.Errorf("%d probes; Begin inlined %d times, End %d times", probes, len(begins), len(ends))
+	}
+}
+
+// overlayTarget returns what an overlay file maps path to.
+func overlayTarget(t *testing.T, overlay, path string) string {
+	b, err := os.ReadFile(overlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ov struct{ Replace map[string]string }
+	if err := json.Unmarshal(b, &ov); err != nil {
+		t.Fatal(err)
+	}
+	return ov.Replace[path]
+}
+
+// TestExportFlags: -otlp and -live link the exports into main's
+// registration file; a runtime without them is a clear error.
+func TestExportFlags(t *testing.T) {
+	rt := repoRoot(t)
+	for _, c := range []struct {
+		flag func(*Options)
+		pkg  string
+		dir  string
+	}{
+		{func(o *Options) { o.OTLP = true }, otlpPkg, "otlp"},
+		{func(o *Options) { o.Live = true }, livePkg, "live"},
+	} {
+		dir := writeFiles(t, "example.com/exp", map[string]string{"main.go": exitProgram["main.go"], "lib/lib.go": simpleSrc})
+		o := &Options{Dir: dir, Runtime: rt, Overlay: filepath.Join(t.TempDir(), "o.json"), Cache: t.TempDir(), Stderr: &bytes.Buffer{}, Patterns: []string{"./..."}}
+		c.flag(o)
+		_, err := Run(o)
+		if _, statErr := os.Stat(filepath.Join(rt, c.dir)); statErr != nil {
+			if err == nil || !strings.Contains(err.Error(), c.pkg) {
+				t.Errorf("%s: the runtime has none, want an error naming it, got %v", c.pkg, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		main, _ := os.ReadFile(overlayTarget(t, o.Overlay, filepath.Join(dir, "meter_probes_gen.go")))
+		lib, _ := os.ReadFile(overlayTarget(t, o.Overlay, filepath.Join(dir, "lib", "meter_probes_gen.go")))
+		if !strings.Contains(string(main), `_ "`+c.pkg+`"`) || strings.Contains(string(lib), c.pkg) {
+			t.Errorf("%s: main's registration file must import it, the library's not:\n%s\n%s", c.pkg, main, lib)
+		}
+		cmd := exec.Command("go", "build", "-overlay", o.Overlay, "-o", os.DevNull, ".")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: build: %v\n%s", c.pkg, err, out)
+		}
+	}
+}
+
+// TestGenerated: the registration file of a program imports what it is
+// asked to, marks its roots, and declares the helpers its files call.
+func TestGenerated(t *testing.T) {
+	g := &group{pkgName: "main", names: newNames(basePrefix, "")}
+	f := &fileJob{group: g}
+	main := &site{name: "main.main", isMain: true, isProgramMain: true, index: 0, body: &ast.BlockStmt{}}
+	h := &site{name: "main.handle", root: true, index: 1, body: &ast.BlockStmt{}}
+	f.sites = []*site{main, h}
+	f.calls = []*rewriteCall{{helper: hExit}, {helper: hNotifyCtx}}
+	g.files, g.sites = []*fileJob{f}, f.sites
+	f.src = []byte("package main\nfunc main() {\n}\n")
+	f.lines = newLines(f.src, nil)
+	fset := token.NewFileSet()
+	pf, _ := parser.ParseFile(fset, "m.go", f.src, 0)
+	f.fset, f.file = fset, pf
+	main.body = pf.Decls[0].(*ast.FuncDecl).Body
+	h.body = main.body
+	out := string(g.generated(&Options{OTLP: true, Live: true}))
+	for _, want := range []string{
+		`_ "github.com/meterio/meter/otlp"`, `_ "github.com/meterio/meter/live"`, `_ "github.com/meterio/meter/meter"`,
+		"meter__probe.Roots(meter__probes[:], 1)", "func meter__main() { meter__probe.Main() }",
+		"func meter__shutdown() { meter__probe.Shutdown() }", "func meter__exit(code int) int {",
+		"func meter__notifyctx(func(meter__context.Context, ...meter__os.Signal) (meter__context.Context, meter__context.CancelFunc))",
+		`meter__context "context"`, `meter__os "os"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("registration file lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := format.Source([]byte(out)); err != nil || !isGofmt([]byte(out)) {
+		t.Errorf("not gofmt-clean (%v):\n%s", err, out)
 	}
 }

@@ -219,6 +219,9 @@ func decideShape(j *fileJob, s *site, shape Shape) *sitePlan {
 		if len(r.Results) == 0 || !needsEval(j.info, r) {
 			continue
 		}
+		if len(resultNames) == 0 {
+			return deferShape("results without a result list") // does not compile
+		}
 		at := j.off(r.Pos())
 		e0, e1 := j.off(r.Results[0].Pos()), j.off(r.Results[len(r.Results)-1].End())
 		if string(src[at:e0]) != "return " || j.lines.directiveIn(at, e1) {
