@@ -63,12 +63,17 @@ func (o *Options) smallMax() int {
 	return o.SmallMax
 }
 
-// callsOut reports whether the body of s calls something whose cost is
-// not bounded by what is instrumented: a function of a package that is
-// not being instrumented (the standard library, a driver), unless the
-// compiler inlined that call, the callee calls nothing more itself
-// (sources.leaf: strings.HasPrefix, not fmt.Println) and its package
-// never waits (mayWait); an interface method; or a function value. Such a function is not cheap, however short: without a
+// callsOut reports whether the body of s, on its main path, calls
+// something whose cost is not bounded by what is instrumented: a function
+// of a package that is not being instrumented (the standard library, a
+// driver), unless the compiler inlined that call, the callee calls nothing
+// more itself (sources.leaf: strings.HasPrefix, not fmt.Println) and its
+// package never waits (mayWait); or a method of an interface, or a
+// function value of a named type, declared outside the run (dynamicOut).
+// The main path is the body without the branches of its if, switch and
+// select statements: what every call runs (conditions included). A call
+// in a branch (formatting an error, a rare slow path) leaves a small
+// function small. Such a function is not cheap, however short: without a
 // probe, the time of what it calls would land in its caller. Builtins and
 // conversions do not count. Without type information (files built only
 // on other platforms) every call but a builtin's or one of a function
@@ -82,6 +87,22 @@ func callsOut(j *fileJob, s *site, inSet func(path string) bool, inl inlineSet, 
 		switch x := n.(type) {
 		case *ast.FuncLit:
 			return false // a site of its own
+		case *ast.IfStmt:
+			// The condition runs every time; the branches are the
+			// function's side roads (an error's formatting).
+			walkCalls(x.Init, &found, j, inSet, inl, src)
+			walkCalls(x.Cond, &found, j, inSet, inl, src)
+			return false
+		case *ast.SwitchStmt:
+			walkCalls(x.Init, &found, j, inSet, inl, src)
+			walkCalls(x.Tag, &found, j, inSet, inl, src)
+			return false
+		case *ast.TypeSwitchStmt:
+			walkCalls(x.Init, &found, j, inSet, inl, src)
+			walkCalls(x.Assign, &found, j, inSet, inl, src)
+			return false
+		case *ast.SelectStmt:
+			return false
 		case *ast.CallExpr:
 			if callOut(j, x, inSet, inl, src) {
 				found = true
@@ -90,6 +111,24 @@ func callsOut(j *fileJob, s *site, inSet func(path string) bool, inl inlineSet, 
 		return !found
 	})
 	return found
+}
+
+// walkCalls sets *found if n holds a call that leaves the run.
+func walkCalls(n ast.Node, found *bool, j *fileJob, inSet func(string) bool, inl inlineSet, src *sources) {
+	if n == nil || *found {
+		return
+	}
+	ast.Inspect(n, func(x ast.Node) bool {
+		switch y := x.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if callOut(j, y, inSet, inl, src) {
+				*found = true
+			}
+		}
+		return !*found
+	})
 }
 
 func callOut(j *fileJob, c *ast.CallExpr, inSet func(string) bool, inl inlineSet, src *sources) bool {
@@ -109,7 +148,7 @@ func callOut(j *fileJob, c *ast.CallExpr, inSet func(string) bool, inl inlineSet
 	}
 	f := staticCallee(j.info, c)
 	if f == nil {
-		return true // an interface method or a function value
+		return dynamicOut(j.info, c, inSet)
 	}
 	if f.Pkg() == nil {
 		return true
@@ -192,6 +231,27 @@ var basicTypes = map[string]bool{
 	"int": true, "int8": true, "int16": true, "int32": true, "int64": true,
 	"uint": true, "uint8": true, "uint16": true, "uint32": true, "uint64": true,
 	"float32": true, "float64": true, "complex64": true, "complex128": true,
+}
+
+// dynamicOut reports whether a call through an interface or a function
+// value leaves what is instrumented: an interface (or a named function
+// type) declared outside the run (io.Writer, http.Handler, a driver's)
+// may call anything; one declared in a package of the run is, as a rule,
+// implemented there too (goldmark's ast.Node and its node types), and its
+// implementations have their own probes.
+func dynamicOut(info *types.Info, c *ast.CallExpr, inSet func(string) bool) bool {
+	fun := ast.Unparen(c.Fun)
+	if sel, ok := fun.(*ast.SelectorExpr); ok {
+		if s := info.Selections[sel]; s != nil && s.Kind() == types.MethodVal {
+			if m := s.Obj(); m.Pkg() != nil && types.IsInterface(s.Recv()) {
+				return !inSet(m.Pkg().Path())
+			}
+		}
+	}
+	if n, ok := types.Unalias(info.TypeOf(fun)).(*types.Named); ok && n.Obj().Pkg() != nil {
+		return !inSet(n.Obj().Pkg().Path())
+	}
+	return true
 }
 
 // mayWait reports whether functions of a standard package may wait (a
