@@ -77,8 +77,8 @@ for mv in $MODULES; do
 		missing=$(comm -23 "$WORK/$name/plain.pass" "$WORK/$name/inst.pass")
 		if [ -n "$missing" ]; then
 			echo "   FAIL ($label): passed plain, not instrumented:"
-			echo "$missing" | head -20 | sed 's/^/      /'
-			grep -v '"Action":"\(run\|pass\|pause\|cont\|start\)"' "$WORK/$name/inst.json" | head -20 | cut -c1-300 || true
+			{ echo "$missing" | head -20 | sed 's/^/      /'; } || true
+			{ grep -v '"Action":"\(run\|pass\|pause\|cont\|start\)"' "$WORK/$name/inst.json" | head -20 | cut -c1-300; } || true
 			fail=1
 		else
 			echo "   instrumented ($label): $(wc -l < "$WORK/$name/inst.pass") tests pass, none lost"

@@ -90,7 +90,7 @@ func findCalls(j *fileJob) []*rewriteCall {
 				return true // not an exit, or one that does not compile
 			}
 			c := &rewriteCall{call: x}
-			if st := stmts[x]; st != nil && atLineStart(j.src, j.off(st.Pos())) && !evaluates(j.info, x.Args) {
+			if st := stmts[x]; st != nil && atLineStart(j.src, j.off(st.Pos())) && !evaluates(j.info, x.Args) && !j.breaksAlignment(j.line(j.off(st.Pos()))) {
 				c.helper, c.stmt = hShutdown, st
 				out = append(out, c)
 				return true

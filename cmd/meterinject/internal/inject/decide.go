@@ -12,6 +12,7 @@ func nameSites(j *pkgJob) {
 		nm := &namer{prefix: g.prefix}
 		for _, fj := range g.files {
 			fj.lines = newLines(fj.src, fj.file)
+			fj.aligned, fj.trailing = alignedLayout(fj.fset, fj.file, fj.src)
 			fj.sites = nm.fileSites(fj.file)
 			for _, s := range fj.sites {
 				d := s.decl

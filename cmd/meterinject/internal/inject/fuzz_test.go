@@ -22,6 +22,7 @@ func instrumentAll(src []byte, shape Shape) ([]byte, bool) {
 	g := &group{names: newNames(chooseNames(idents), "")}
 	j := &fileJob{path: "fuzz.go", src: src, orig: src, fset: fset, file: f, group: g}
 	j.lines = newLines(src, f)
+	j.aligned, j.trailing = alignedLayout(fset, f, src)
 	j.sites = (&namer{prefix: "fuzz."}).fileSites(f)
 	j.calls = findCalls(j)
 	for _, s := range j.sites {

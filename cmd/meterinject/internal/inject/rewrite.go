@@ -119,14 +119,73 @@ type fileJob struct {
 	fset  *token.FileSet
 	file  *ast.File
 	lines *lines
-	info  *types.Info    // nil where the file was not type-checked (other platforms)
-	pkg   *types.Package // with info
-	sites []*site
-	calls []*rewriteCall // os.Exit, log.Fatal*, signal.Notify* to rewrite
-	group *group
+	// layout facts gofmt aligns by (see layoutOK and alignedLines)
+	aligned  map[*ast.FuncLit]bool // values of aligned key: value or name = value lists
+	trailing map[int]bool          // lines that end in a comment after code
+	info     *types.Info           // nil where the file was not type-checked (other platforms)
+	pkg      *types.Package        // with info
+	sites    []*site
+	calls    []*rewriteCall // os.Exit, log.Fatal*, signal.Notify* to rewrite
+	group    *group
 }
 
 func (j *fileJob) off(p token.Pos) int { return j.fset.File(p).Offset(p) }
+
+// line is the physical line of off.
+func (j *fileJob) line(off int) int {
+	l, _ := j.lines.physical(off)
+	return l
+}
+
+// breaksAlignment reports whether lines put before physical line l would
+// part two lines whose trailing comments gofmt aligns together.
+func (j *fileJob) breaksAlignment(l int) bool {
+	return j.trailing[l-1] && j.trailing[l]
+}
+
+// alignedLayout finds what gofmt aligns in f: function literals that are
+// the values of a key: value list or of a grouped declaration spanning
+// lines, and the lines that end in a comment after code.
+func alignedLayout(fset *token.FileSet, f *ast.File, src []byte) (map[*ast.FuncLit]bool, map[int]bool) {
+	lits := map[*ast.FuncLit]bool{}
+	multi := func(a, b token.Pos) bool { return fset.Position(a).Line != fset.Position(b).Line }
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.CompositeLit:
+			if multi(x.Lbrace, x.Rbrace) {
+				for _, e := range x.Elts {
+					if kv, ok := e.(*ast.KeyValueExpr); ok {
+						if fl, ok := kv.Value.(*ast.FuncLit); ok {
+							lits[fl] = true
+						}
+					}
+				}
+			}
+		case *ast.GenDecl:
+			if x.Lparen.IsValid() && len(x.Specs) > 1 {
+				for _, sp := range x.Specs {
+					if vs, ok := sp.(*ast.ValueSpec); ok {
+						for _, v := range vs.Values {
+							if fl, ok := v.(*ast.FuncLit); ok {
+								lits[fl] = true
+							}
+						}
+					}
+				}
+			}
+		}
+		return true
+	})
+	trailing := map[int]bool{}
+	for _, g := range f.Comments {
+		c := g.List[0]
+		p := fset.Position(c.Slash)
+		if p.Offset > 0 && !atLineStart(src, p.Offset) {
+			trailing[p.Line] = true
+		}
+	}
+	return lits, trailing
+}
 
 // sitePlan is what one site's probe needs, decided before any text is made.
 type sitePlan struct {
@@ -201,6 +260,16 @@ func decideShape(j *fileJob, s *site, shape Shape) *sitePlan {
 	}
 	if p.endAtEnd && !p.oneLine && !atLineStart(src, rb) {
 		return deferShape("closing brace not at a line start")
+	}
+	if !p.oneLine {
+		for _, r := range p.returns {
+			if j.breaksAlignment(j.line(j.off(r.Pos()))) {
+				return deferShape("trailing comments aligned across a return")
+			}
+		}
+		if p.endAtEnd && j.breaksAlignment(j.line(rb)) {
+			return deferShape("trailing comments aligned across the closing brace")
+		}
 	}
 	var resultNames []*ast.Ident
 	named := false
@@ -292,6 +361,12 @@ func layoutOK(j *fileJob, s *site) bool {
 		_, _, ok := oneLineLayout(j.src, lb, rb)
 		if !ok || len(s.body.List) > 1 {
 			return false // gofmt would put each statement on a line of its own
+		}
+		// Split, the body would end gofmt's alignment of the lines around
+		// it (the values of a table, trailing comments): their padding,
+		// which is the user's text, would no longer be gofmt's.
+		if s.lit != nil && j.aligned[s.lit] || j.trailing[j.line(lb)] {
+			return false
 		}
 		if rbDir := j.lines.at(rb); rbDir.col != 0 && rbDir.col-len(indentOf(j.src, lb)) < 1 {
 			return false
