@@ -70,8 +70,7 @@ func findCalls(j *fileJob) []*rewriteCall {
 	var out []*rewriteCall
 	skip := map[*ast.CallExpr]bool{}
 	stmts := map[*ast.CallExpr]ast.Stmt{}
-	var visit func(n ast.Node) bool
-	visit = func(n ast.Node) bool {
+	visit := func(n ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.DeferStmt:
 			skip[x.Call] = true

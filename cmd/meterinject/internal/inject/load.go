@@ -129,11 +129,11 @@ func load(o *Options, sum *Summary, leftOut map[string]string) ([]*pkgJob, error
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, moduleError(err)
 	}
 	if !o.Remove {
 		if err := typeCheck(o, jobs, patterns); err != nil {
-			return nil, err
+			return nil, moduleError(err)
 		}
 	}
 	for _, j := range jobs {
@@ -370,6 +370,11 @@ func typeCheck(o *Options, jobs []*pkgJob, patterns []string) error {
 			return
 		}
 		seen[p.ID] = true
+		for _, e := range p.Errors {
+			if e.Kind == packages.ListError {
+				errs = append(errs, fmt.Errorf("%s", e)) // a dependency the module cannot resolve
+			}
+		}
 		for _, f := range p.Syntax {
 			name := p.Fset.File(f.FileStart).Name()
 			fj := byPath[name]

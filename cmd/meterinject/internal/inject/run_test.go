@@ -312,3 +312,25 @@ func TestChooseNames(t *testing.T) {
 }
 
 func regexpMust(s string) *regexp.Regexp { return regexp.MustCompile(s) }
+
+// TestRequiredNotTidy: a module that requires the runtime but whose go.sum
+// lacks its requirements is instrumented, with one line saying to run go
+// mod tidy; one whose own imports are not required is refused with what
+// to run, not the go command's error.
+func TestRequiredNotTidy(t *testing.T) {
+	gomod := "module example.com/m\n\ngo " + runtimeGoLine(t) + "\n\nrequire " + runtimeModule + " v0.0.0\n\nreplace " + runtimeModule + " => " + repoRoot(t) + "\n"
+	dir := writeModule(t, map[string]string{"a.go": simpleSrc, "go.mod": gomod})
+	var stderr bytes.Buffer
+	if _, err := Run(&Options{Dir: dir, Stderr: &stderr}); err != nil {
+		t.Fatal(err)
+	}
+	if s := stderr.String(); !strings.Contains(s, "is not tidy: run `go mod tidy`") || strings.Contains(s, "missing go.sum entry") {
+		t.Errorf("want one line saying to run go mod tidy, got:\n%s", s)
+	}
+
+	dir = writeModule(t, map[string]string{"a.go": "package p\n\nimport \"golang.org/x/mod/semver\"\n\nvar V = semver.IsValid(\"v1\")\n"})
+	_, err := Run(&Options{Dir: dir, Runtime: repoRoot(t), Stderr: &bytes.Buffer{}})
+	if err == nil || !strings.Contains(err.Error(), "run `go mod tidy`") || strings.Contains(err.Error(), "no required module") {
+		t.Errorf("want what to run, got %v", err)
+	}
+}
