@@ -120,10 +120,10 @@ type fileJob struct {
 	file  *ast.File
 	lines *lines
 	// layout facts gofmt aligns by (see layoutOK and alignedLines)
-	aligned  map[*ast.FuncLit]bool // values of aligned key: value or name = value lists
-	trailing map[int]bool          // lines that end in a comment after code
-	info     *types.Info           // nil where the file was not type-checked (other platforms)
-	pkg      *types.Package        // with info
+	aligned  map[ast.Node]bool // literals in aligned lists, one-line declarations next to others
+	trailing map[int]bool      // lines that end in a comment after code
+	info     *types.Info       // nil where the file was not type-checked (other platforms)
+	pkg      *types.Package    // with info
 	sites    []*site
 	calls    []*rewriteCall // os.Exit, log.Fatal*, signal.Notify* to rewrite
 	group    *group
@@ -145,10 +145,22 @@ func (j *fileJob) breaksAlignment(l int) bool {
 
 // alignedLayout finds what gofmt aligns in f: function literals that are
 // the values of a key: value list or of a grouped declaration spanning
-// lines, and the lines that end in a comment after code.
-func alignedLayout(fset *token.FileSet, f *ast.File, src []byte) (map[*ast.FuncLit]bool, map[int]bool) {
-	lits := map[*ast.FuncLit]bool{}
+// lines, function declarations on one line next to others (gofmt aligns
+// their bodies), and the lines that end in a comment after code.
+func alignedLayout(fset *token.FileSet, f *ast.File, src []byte) (map[ast.Node]bool, map[int]bool) {
+	lits := map[ast.Node]bool{}
 	multi := func(a, b token.Pos) bool { return fset.Position(a).Line != fset.Position(b).Line }
+	oneLine := map[int]*ast.FuncDecl{}
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil && !multi(fd.Pos(), fd.Body.Rbrace) {
+			oneLine[fset.Position(fd.Pos()).Line] = fd
+		}
+	}
+	for l, fd := range oneLine {
+		if oneLine[l-1] != nil || oneLine[l+1] != nil {
+			lits[fd] = true
+		}
+	}
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.CompositeLit:
@@ -365,7 +377,7 @@ func layoutOK(j *fileJob, s *site) bool {
 		// Split, the body would end gofmt's alignment of the lines around
 		// it (the values of a table, trailing comments): their padding,
 		// which is the user's text, would no longer be gofmt's.
-		if s.lit != nil && j.aligned[s.lit] || j.trailing[j.line(lb)] {
+		if s.lit != nil && j.aligned[s.lit] || s.decl != nil && j.aligned[s.decl] || j.trailing[j.line(lb)] {
 			return false
 		}
 		if rbDir := j.lines.at(rb); rbDir.col != 0 && rbDir.col-len(indentOf(j.src, lb)) < 1 {
