@@ -349,7 +349,8 @@ func (l List[T]) Len() int {
 
 type V struct{}
 
-func (V) Value()    { rec() }
+func (V) Value() { rec() }
+
 func (*V) Pointer() { rec() }
 
 func Gen[X any](x X) X {
