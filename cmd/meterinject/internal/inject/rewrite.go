@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/ast"
+	"go/format"
 	"go/token"
 	"go/types"
 	"regexp"
@@ -311,6 +312,9 @@ func decideShape(j *fileJob, s *site, shape Shape) *sitePlan {
 		if _, ok := j.lines.prefixDirective(e0); !ok {
 			return deferShape("return's layout")
 		}
+		if !sameAsAssignment(src[e0:e1], len(resultNames)) {
+			return deferShape("results gofmt would space otherwise in an assignment")
+		}
 		if named {
 			for _, id := range resultNames {
 				if id.Name == "_" || shadowedAt(j, s, id, r) {
@@ -350,6 +354,32 @@ func decideShape(j *fileJob, s *site, shape Shape) *sitePlan {
 		}
 	}
 	return p
+}
+
+// sameAsAssignment reports whether gofmt prints the results of a return
+// as they are written when they are the right-hand side of an assignment.
+// It may not: it spaces binary expressions by their depth in the
+// statement, which differs ("len(s) * n" in a return of three results is
+// "len(s)*n" in an assignment of three), and the user's bytes are never
+// changed.
+func sameAsAssignment(exprs []byte, n int) bool {
+	lhs := make([]string, n)
+	for i := range lhs {
+		lhs[i] = "r" + strconv.Itoa(i)
+	}
+	text := "package p\n\nfunc _() {\n\t" + strings.Join(lhs, ", ") + " = " + string(exprs) + "\n}\n"
+	out, err := format.Source([]byte(text))
+	if err != nil {
+		return false
+	}
+	trim := func(b []byte) string {
+		var s strings.Builder
+		for _, l := range strings.Split(string(b), "\n") {
+			s.WriteString(strings.TrimLeft(l, " \t") + "\n")
+		}
+		return s.String()
+	}
+	return strings.Contains(trim(out), trim(exprs))
 }
 
 // oneLineLayout reports whether a body on one line is "{}" or "{ S }",
