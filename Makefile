@@ -3,25 +3,36 @@
 #   make test      runs every check CI runs
 GO ?= go
 
-.PHONY: test vet unit bench-smoke realworld example
+.PHONY: test vet unit bench-smoke realworld example browser
 
-test: vet unit bench-smoke realworld
+test: browser vet unit bench-smoke realworld
 
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 # Modules of this repository: the runtime (.) and the ones nested in it,
 # each with its own go.mod so that its requirements stay its own.
-MODULES ?= . cmd/meterinject
+MODULES ?= . cmd/meterinject otlp bench/export
 
 vet:
 	@set -e; for m in $(MODULES); do echo "vet: $$m"; (cd $$m && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...); done
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
 
+# The report page's test opens it in Debian's headless chromium
+# (report/browser_test.go). CI runs make test as root on a fresh Debian
+# machine: install it there when it is missing.
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	{ apt-get update && apt-get install -y chromium; } || \
+	{ echo 'browser: chromium is missing and could not be installed: run apt-get install -y chromium as root'; exit 1; }
+
 # The engine's assembly fast paths are built only without -race, so the
-# runtime's packages run a second time without it.
+# runtime's packages run a second time without it. The browser test runs
+# once more on its own with REPORT_REQUIRE_BROWSER=1, so that it fails
+# rather than skips without chromium.
 unit:
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 ./...); done
 	$(GO) test -count=1 ./meter ./probe ./extensions/...
+	REPORT_REQUIRE_BROWSER=1 $(GO) test -count=1 -run '^TestBrowser$$' ./report
 
 # Every benchmark runs a few iterations, so they keep compiling and running.
 bench-smoke:

@@ -18,7 +18,7 @@ func BenchmarkRead(b *testing.B) {
 		}
 		b.ReportAllocs()
 		var s int64
-		for b.Loop() {
+		for i := 0; i < b.N; i++ {
 			s += Now()
 		}
 		sink = s
@@ -27,7 +27,7 @@ func BenchmarkRead(b *testing.B) {
 		Setup("mono")
 		b.ReportAllocs()
 		var s int64
-		for b.Loop() {
+		for i := 0; i < b.N; i++ {
 			s += Now()
 		}
 		sink = s
@@ -47,7 +47,7 @@ func BenchmarkRead(b *testing.B) {
 			}
 			b.ReportAllocs()
 			var s int64
-			for b.Loop() {
+			for i := 0; i < b.N; i++ {
 				s += r.read() // through a function value; BenchmarkRaw* call directly
 			}
 			sink = s
@@ -56,7 +56,7 @@ func BenchmarkRead(b *testing.B) {
 	b.Run("time.Now", func(b *testing.B) {
 		b.ReportAllocs()
 		var s int64
-		for b.Loop() {
+		for i := 0; i < b.N; i++ {
 			s += time.Now().UnixNano()
 		}
 		sink = s
@@ -64,7 +64,7 @@ func BenchmarkRead(b *testing.B) {
 	b.Run("time.Since", func(b *testing.B) {
 		b.ReportAllocs()
 		var s int64
-		for b.Loop() {
+		for i := 0; i < b.N; i++ {
 			s += int64(time.Since(base))
 		}
 		sink = s
@@ -79,7 +79,7 @@ func BenchmarkRawRDTSCP(b *testing.B) {
 	}
 	b.ReportAllocs()
 	var s int64
-	for b.Loop() {
+	for i := 0; i < b.N; i++ {
 		s += rdtscp()
 	}
 	sink = s
@@ -92,7 +92,7 @@ func BenchmarkRawLFENCERDTSC(b *testing.B) {
 	}
 	b.ReportAllocs()
 	var s int64
-	for b.Loop() {
+	for i := 0; i < b.N; i++ {
 		s += rdtscFenced()
 	}
 	sink = s
@@ -104,7 +104,7 @@ func BenchmarkNanos(b *testing.B) {
 	b.ReportAllocs()
 	var s int64
 	d := int64(12345)
-	for b.Loop() {
+	for i := 0; i < b.N; i++ {
 		s += Nanos(d)
 		d++
 	}
@@ -122,7 +122,7 @@ func BenchmarkInterval(b *testing.B) {
 			}
 			b.ReportAllocs()
 			var s int64
-			for b.Loop() {
+			for i := 0; i < b.N; i++ {
 				start := Now()
 				s += Nanos(Elapsed(start, Now()))
 			}
@@ -175,7 +175,7 @@ func BenchmarkInterleaved(b *testing.B) {
 	var took [len(blocks)]time.Duration
 	var s int64
 	rounds := 0
-	for b.Loop() {
+	for i := 0; i < b.N; i++ {
 		for k := range blocks {
 			i := (k + rounds) % len(blocks)
 			t0 := time.Now()

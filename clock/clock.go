@@ -14,29 +14,27 @@ import (
 
 // Source names the tick source in use.
 const (
-	SourceMono   = "mono"
-	SourceTSC    = "tsc"
-	SourceManual = "manual"
+	SourceMono = "mono"
+	SourceTSC  = "tsc"
 )
 
 const (
 	modeMono = iota
 	modeTSC
-	modeManual
 )
 
 // clocksourcePath is where Linux names the clocksource it trusts; a
 // variable so that tests can stand in for a kernel that distrusts the TSC.
 var clocksourcePath = "/sys/devices/system/clocksource/clocksource0/current_clocksource"
 
-// Identity scale: ticks are nanoseconds (mono and manual sources).
+// Identity scale: ticks are nanoseconds (the mono source).
 const (
 	identityMult  = 1 << 31
 	identityShift = 31
 )
 
 var (
-	mode     int    // read on every Now; written only by Setup and UseManual
+	mode     int    // read on every Now; written only by Setup
 	mult     uint64 // ticks → ns: ns = ticks*mult >> shift, 128-bit product
 	shift    uint   // in [1, 63]
 	invMult  uint64 // ns → ticks, same form
@@ -44,7 +42,6 @@ var (
 	perSec   int64 // ticks per second, rounded
 
 	base     = time.Now() // monotonic anchor for the mono source
-	manual   atomic.Int64
 	clamped  atomic.Uint64
 	wallTick int64 // tick reading at wallNano
 	wallNano int64 // Unix ns at wallTick
@@ -64,8 +61,6 @@ func Now() int64 {
 	switch mode {
 	case modeTSC:
 		return rdtscp()
-	case modeManual:
-		return manual.Load()
 	}
 	// time.Since on a Time with a monotonic reading calls the runtime's
 	// nanotime directly: no wall-clock read, no linkname.
@@ -92,7 +87,7 @@ func Ticks(ns int64) int64 {
 }
 
 // TicksPerSecond reports the rate of the tick source in use, as calibrated:
-// 1e9 for the mono and manual sources.
+// 1e9 for the mono source.
 func TicksPerSecond() int64 { return perSec }
 
 // scale returns v·m >> s with a 128-bit intermediate product, for s in
@@ -127,14 +122,10 @@ func Elapsed(start, end int64) int64 {
 // the process started.
 func Clamped() uint64 { return clamped.Load() }
 
-// Source reports the tick source in use: SourceTSC, SourceMono or
-// SourceManual.
+// Source reports the tick source in use: SourceTSC or SourceMono.
 func Source() string {
-	switch mode {
-	case modeTSC:
+	if mode == modeTSC {
 		return SourceTSC
-	case modeManual:
-		return SourceManual
 	}
 	return SourceMono
 }

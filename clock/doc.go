@@ -70,8 +70,8 @@
 //
 // Now, Nanos, Ticks, Elapsed and WallNanos run on the hot path: they never
 // allocate, block or take a lock, and read package variables that only
-// Setup and UseManual write. Setup and UseManual are therefore not safe
-// while other goroutines read the clock; the runtime calls Setup once,
+// Setup writes. Setup is therefore not safe while other goroutines read
+// the clock; the runtime calls Setup once,
 // before the first probe fires. Setup itself may spin for 20 ms.
 //
 // # Negative durations
@@ -99,7 +99,7 @@
 //
 // # Tests
 //
-// UseManual gives a clock that moves only when told to (ticks are
-// nanoseconds), so that tests of the engine and the extensions can count
-// exactly.
+// Manual is a clock that moves only when told to (ticks are
+// nanoseconds). Tests hand one to the engine (meter.Chain.Clock) so that
+// they can count exactly; the package's own clock is never replaced.
 package clock

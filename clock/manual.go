@@ -1,26 +1,21 @@
 package clock
 
-import "time"
+import "sync/atomic"
 
-// Manual is a clock that moves only when told to: ticks are nanoseconds.
-type Manual struct{}
+// Manual is a clock that moves only when told to: its ticks are
+// nanoseconds. Tests hand one to the engine (meter.Chain.Clock) so that
+// every time the model holds is known in advance. Its methods are safe to
+// call from any goroutine.
+type Manual struct{ t atomic.Int64 }
 
-// UseManual switches the package to a manual clock starting at zero and
-// returns its handle. Tests only; it is not safe to call while other
-// goroutines read the clock. Setup switches back.
-func UseManual() Manual {
-	mode = modeManual
-	mult, shift, invMult, invShift = identityMult, identityShift, identityMult, identityShift
-	perSec = 1e9
-	manual.Store(0)
-	wallTick, wallNano = 0, time.Now().UnixNano()
-	return Manual{}
-}
+// NewManual returns a manual clock at zero.
+func NewManual() *Manual { return &Manual{} }
 
-// Advance moves the manual clock forward by ns nanoseconds. It is safe to
-// call while other goroutines read the clock.
-func (Manual) Advance(ns int64) { manual.Add(ns) }
+// Now returns the clock's reading.
+func (m *Manual) Now() int64 { return m.t.Load() }
 
-// Set sets the manual clock to ns. It is safe to call while other
-// goroutines read the clock.
-func (Manual) Set(ns int64) { manual.Store(ns) }
+// Advance moves the clock forward by ns nanoseconds.
+func (m *Manual) Advance(ns int64) { m.t.Add(ns) }
+
+// Set sets the clock to ns.
+func (m *Manual) Set(ns int64) { m.t.Store(ns) }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"github.com/yuin/goldmark"
@@ -22,6 +23,7 @@ func main() {
 	rounds := flag.Int("n", 200, "times the corpus is rendered")
 	corpus := flag.String("corpus", "corpus", "directory of .md files")
 	plain := flag.Bool("plain", false, "no extensions: goldmark's own benchmark settings")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the rendering to `file`")
 	flag.Parse()
 	docs, err := load(*corpus)
 	if err != nil {
@@ -31,6 +33,16 @@ func main() {
 	md := newMarkdown()
 	if *plain {
 		md = goldmark.New(goldmark.WithRendererOptions(html.WithXHTML(), html.WithUnsafe()))
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		pprof.StartCPUProfile(f)
+		defer f.Close()
+		defer pprof.StopCPUProfile()
 	}
 	start := time.Now()
 	n, err := render(md, docs, *rounds)

@@ -6,57 +6,57 @@ import (
 	"testing"
 	"time"
 
-	"github.com/puzpuzpuz/xsync/v3"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
 	"github.com/meterio/meter/meter"
 )
 
-type nopExporter struct{}
-
-func (nopExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
-func (nopExporter) Shutdown(context.Context) error                             { return nil }
-
-// copyingNop is a no-op exporter that declares it keeps nothing (a
-// SpanCopier), as the OTLP exporters do.
-type copyingNop struct{ nopExporter }
-
-func (copyingNop) CopiesSpans() {}
-
-// BenchmarkTraceEnded is the producer's side: one trace of 1 or 8 spans
+// BenchmarkTraceSpans is the producer's side: one trace of 1 or 8 spans
 // handed to the pipeline, serially and from parallel goroutines. ns/op is
-// per trace.
-func BenchmarkTraceEnded(b *testing.B) {
-	probe := meter.NewProbe("example.com/bench.traceEnded", nil)
+// per trace. The queue never fills (serially the loop takes what it put,
+// every 1,024 spans, a few loads and a store; in parallel it holds all of
+// b.N, up to 2^20 spans: use -benchtime of at most 2^20/spans iterations),
+// so this is what a hand-over costs the traced goroutine when the exporter
+// keeps up; a full queue costs a drop count and a runtime.Gosched instead.
+func BenchmarkTraceSpans(b *testing.B) {
+	probe := meter.NewProbe("example.com/bench.traceSpans", nil)
 	for _, n := range []int{1, 8} {
 		spans := spansOf(probe, n)
 		b.Run("spans="+itoa(n), func(b *testing.B) {
-			p := NewPipeline(WithSpanExporter(nopExporter{}), WithLabels(false), WithStderr(io.Discard))
-			defer p.Shutdown(context.Background())
-			g := &meter.Goroutine{TraceID: 1}
+			p := idlePipeline(nopExporter{}, nil)
 			b.ReportAllocs()
-			for b.Loop() {
-				p.TraceEnded(g, spans, false)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if i%(1024/n) == 0 {
+					p.q.take(2048)
+				}
+				p.TraceSpans(1, spans, true, false)
 			}
+			b.StopTimer()
+			reportDrops(b, p)
 		})
 		b.Run("spans="+itoa(n)+"/parallel", func(b *testing.B) {
-			p := NewPipeline(WithSpanExporter(nopExporter{}), WithLabels(false), WithStderr(io.Discard))
-			defer p.Shutdown(context.Background())
+			p := idlePipeline(nopExporter{}, nil)
+			p.q = newQueue(min(b.N*n, 1<<20), 512)
+			for i := range p.q.slots { // fault the pages in outside the timer
+				p.q.slots[i].rec.index = 1
+			}
 			b.ReportAllocs()
+			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
-				g := &meter.Goroutine{TraceID: 1}
 				for pb.Next() {
-					p.TraceEnded(g, spans, false)
+					p.TraceSpans(1, spans, true, false)
 				}
 			})
+			b.StopTimer()
+			reportDrops(b, p)
 		})
 	}
 }
 
-// BenchmarkQueue compares the queue written here with xsync/v3's
-// MPMCQueueOf for the same job: producers put span records in, one consumer
-// takes them out. ns/op is per span. Ours claims a whole trace (8 spans)
-// with one CAS; xsync's TryEnqueue takes one per span.
+func reportDrops(b *testing.B, p *Pipeline) {
+	st := p.Stats()
+	b.ReportMetric(float64(st.Dropped)/float64(max(st.Dropped+st.Queued, 1)), "dropped/span")
+}
+
 // consume runs one consumer goroutine that polls until told to stop, as the
 // exporter drains the queue; the returned function stops it and waits.
 func consume(poll func() bool) (stop func()) {
@@ -77,85 +77,80 @@ func consume(poll func() bool) (stop func()) {
 	return func() { close(quit); <-done }
 }
 
+// BenchmarkQueue is the queue alone: producers put traces of 8 span
+// records in, one consumer takes them out. ns/op is per span. A trace is
+// one CAS on the tail, where a queue of items (xsync's MPMCQueueOf, say)
+// takes one per span.
 func BenchmarkQueue(b *testing.B) {
 	const trace = 8
-	b.Run("meter", func(b *testing.B) {
-		q := newQueue(2048, 512)
-		defer consume(func() bool { _, n := q.take(512); return n > 0 })()
-		b.RunParallel(func(pb *testing.PB) {
-			r := record{}
-			for {
-				for range trace {
-					if !pb.Next() {
-						return
-					}
-				}
-				pos, k := q.claim(trace)
-				for i := range k {
-					q.publish(pos+uint64(i), &r)
-				}
-				if k > 0 {
-					q.produced(pos, k)
-				}
-			}
-		})
-	})
-	b.Run("xsync", func(b *testing.B) {
-		q := xsync.NewMPMCQueueOf[record](2048)
-		defer consume(func() bool { _, ok := q.TryDequeue(); return ok })()
-		b.RunParallel(func(pb *testing.PB) {
-			r := record{}
-			for pb.Next() {
-				q.TryEnqueue(r)
-			}
-		})
-	})
-}
-
-// BenchmarkExporterLoop is the exporter goroutine's whole job per span:
-// take from the queue, turn into ReadOnlySpans, export (no-op). ns/op is
-// per span; the producer fills the queue outside the timer's concern, on
-// the same goroutine.
-func BenchmarkExporterLoop(b *testing.B) {
-	probe := meter.NewProbe("example.com/bench.loop", nil)
-	spans := spansOf(probe, 8)
-	// A pipeline whose goroutine does not run: this one drives it.
-	pp := &Pipeline{cfg: config{exporter: copyingNop{}, exportTimeout: time.Hour, batchSize: 512}, q: newQueue(2048, 512), ctx: context.Background()}
-	pp.initViews()
-	g := &meter.Goroutine{TraceID: 1}
+	q := newQueue(2048, 512)
+	defer consume(func() bool { _, n := q.take(512); return n > 0 })()
 	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		if i%512 == 0 {
-			for range 64 {
-				pp.TraceEnded(g, spans, false)
+	b.RunParallel(func(pb *testing.PB) {
+		r := record{}
+		for {
+			for range trace {
+				if !pb.Next() {
+					return
+				}
 			}
-			pp.exportOnce()
+			pos, k := q.claim(trace)
+			for i := range k {
+				q.slots[(pos+uint64(i))&q.mask].rec = r
+			}
+			if k > 0 {
+				q.publish(pos, k)
+				q.produced(pos, k)
+			}
 		}
-	}
+	})
 }
 
 // BenchmarkExportBatch is the exporter goroutine's work per span: a batch
-// of 512 records, published in the queue, handed as ReadOnlySpans to a
-// no-op exporter. ns/op is per span; filling the queue is not
-// timed.
+// of 512 records, published in the queue, converted into Spans and handed
+// to a no-op exporter, with and without call paths. ns/op is per span;
+// filling the queue is not timed.
 func BenchmarkExportBatch(b *testing.B) {
 	probe := meter.NewProbe("example.com/bench.export", nil)
-	// A pipeline whose goroutine does not run: this one drives it.
-	p := &Pipeline{cfg: config{exporter: copyingNop{}, exportTimeout: time.Hour, batchSize: 512}, q: newQueue(2048, 512), ctx: context.Background()}
-	p.initViews()
-	g := &meter.Goroutine{TraceID: 1}
-	spans := spansOf(probe, 8)
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		if i%512 == 0 {
-			b.StopTimer()
-			for range 64 {
-				p.TraceEnded(g, spans, false)
-			}
-			b.StartTimer()
-			h, n := p.q.take(512)
-			p.cfg.exporter.ExportSpans(context.Background(), p.ro[h&p.q.mask:][:n])
+	for _, withPaths := range []bool{false, true} {
+		name := "exporter"
+		var paths *CallPaths
+		if withPaths {
+			name, paths = "exporter+paths", NewCallPaths()
 		}
+		b.Run(name, func(b *testing.B) {
+			p := idlePipeline(nopExporter{}, paths)
+			spans := spansOf(probe, 8)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if i%512 == 0 {
+					b.StopTimer()
+					for j := range 64 {
+						p.TraceSpans(uint64(i+j), spans, true, false)
+					}
+					b.StartTimer()
+					p.exportOnce()
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkProfile is writing a profile of 1,000 paths and the model.
+func BenchmarkProfile(b *testing.B) {
+	a := newApp(b)
+	paths := NewCallPaths()
+	p := NewPipeline(WithCallPaths(paths), WithScheduleDelay(time.Hour))
+	a.configure(b, p)
+	for range 1000 {
+		a.request()
+	}
+	p.Shutdown(context.Background())
+	s := meter.Take()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		WriteProfile(io.Discard, s, paths)
 	}
 }
 
@@ -164,27 +159,4 @@ func itoa(n int) string {
 		return string(rune('0' + n))
 	}
 	return itoa(n/10) + itoa(n%10)
-}
-
-// BenchmarkLabels is what pprof labels cost per trace: TraceStarted sets
-// them, TraceEnded puts the previous ones back.
-func BenchmarkLabels(b *testing.B) {
-	probe := meter.NewProbe("example.com/bench.labels", nil)
-	for _, on := range []bool{false, true} {
-		name := "off"
-		if on {
-			name = "on"
-		}
-		b.Run(name, func(b *testing.B) {
-			p := NewPipeline(WithLabels(on), WithStderr(io.Discard))
-			defer p.Shutdown(context.Background())
-			g := &meter.Goroutine{TraceID: 1}
-			spans := spansOf(probe, 1)
-			b.ReportAllocs()
-			for b.Loop() {
-				p.TraceStarted(g, probe)
-				p.TraceEnded(g, spans, false)
-			}
-		})
-	}
 }

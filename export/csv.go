@@ -2,10 +2,7 @@ package export
 
 import (
 	"bufio"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -48,35 +45,8 @@ func appendField(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// WriteCSVFile writes the model to path atomically: to a temporary file in
-// the same directory, then renamed, so a reader never sees half a model.
+// WriteCSVFile writes the model to path as WriteFile does: a reader never
+// sees half a model.
 func WriteCSVFile(path string, s meter.Snapshot) error {
-	return WriteFileAtomic(path, func(w io.Writer) error { return WriteCSV(w, s) })
-}
-
-// WriteFileAtomic writes a file the way every export does: write to a
-// temporary file in the same directory, then rename it over path, so a
-// reader never sees half a file. An error names the path.
-func WriteFileAtomic(path string, write func(io.Writer) error) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
-	if err != nil {
-		return fmt.Errorf("export: cannot write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("export: cannot write %s: %w", path, err)
-	}
-	return nil
+	return WriteFile(path, func(w io.Writer) error { return WriteCSV(w, s) })
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/meterio/meter/clock"
 	"github.com/meterio/meter/meter"
+	"github.com/meterio/meter/meter/metertest"
 )
 
 // TestMain fails the package when goroutines outlive the tests: every
@@ -27,6 +28,25 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// allocsPerRun is testing.AllocsPerRun without its rounding down: the
+// average number of heap allocations per call of f, over runs calls after
+// one to warm up, counting every goroutine's.
+func allocsPerRun(runs int, f func()) float64 {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	f()
+	var a, b runtime.MemStats
+	runtime.ReadMemStats(&a)
+	for range runs {
+		f()
+	}
+	runtime.ReadMemStats(&b)
+	return float64(b.Mallocs-a.Mallocs) / float64(runs)
+}
+
+// runtimeYield lets other goroutines run while a test waits for a
+// condition that they will make true.
+func runtimeYield() { runtime.Gosched() }
+
 // settle waits until at most base goroutines run.
 func settle(base int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
@@ -42,18 +62,12 @@ func settle(base int, timeout time.Duration) error {
 	}
 }
 
-// onDemand is a trace gate: firings of root start a trace.
-type onDemand struct{ root map[*meter.Probe]bool }
-
-func (o onDemand) Start(_ *meter.Goroutine, p *meter.Probe) bool { return o.root[p] }
-func (onDemand) Ended(*meter.Goroutine)                          {}
-
 // app is a small instrumented program: handle → parse → lex, then handle →
 // parse again, with times set on a manual clock.
 type app struct {
 	prefix             string
 	handle, parse, lex *meter.Probe
-	clk                clock.Manual
+	clk                *clock.Manual
 }
 
 var apps int
@@ -66,7 +80,7 @@ func newApp(t testing.TB) *app {
 		handle: meter.NewProbe(pre+"handle", nil),
 		parse:  meter.NewProbe(pre+"parse", nil),
 		lex:    meter.NewProbe(pre+"(*lexer).next", nil),
-		clk:    clock.UseManual(),
+		clk:    clock.NewManual(),
 	}
 	return a
 }
@@ -74,9 +88,9 @@ func newApp(t testing.TB) *app {
 // configure wires sink behind a gate on which handle starts traces, and
 // lets one firing of handle end so that it may start traces.
 func (a *app) configure(t testing.TB, sink meter.Sink) {
-	meter.Configure(meter.Chain{Enabled: true, Gates: []meter.Gate{onDemand{map[*meter.Probe]bool{a.handle: true}}}, Sink: sink})
+	meter.Configure(meter.Chain{Enabled: true, Tracepoint: metertest.TraceAt(a.handle), Sink: sink, Clock: a.clk})
 	t.Cleanup(func() { meter.Configure(meter.Chain{}) })
-	a.handle.Begin().End()
+	a.handle.End(a.handle.Begin())
 }
 
 // Times, in ns, of one request on the manual clock.
@@ -97,14 +111,14 @@ func (a *app) request() {
 	a.clk.Advance(50)
 	l := a.lex.Begin()
 	a.clk.Advance(lexIncl)
-	l.End()
+	a.lex.End(l)
 	a.clk.Advance(30)
-	p.End()
+	a.parse.End(p)
 	p2 := a.parse.Begin()
 	a.clk.Advance(parse2Incl)
-	p2.End()
+	a.parse.End(p2)
 	a.clk.Advance(5)
-	h.End()
+	a.handle.End(h)
 }
 
 // row returns the model's row for a probe.

@@ -2,43 +2,47 @@ package export
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
 	"github.com/meterio/meter/meter"
 )
 
-// Defaults of the trace pipeline, the same as the OpenTelemetry batch span
-// processor's.
+// Defaults of the trace pipeline. Queue, batch and delay are the
+// OpenTelemetry batch span processor's; the back-off starts at one second
+// and doubles up to thirty, as the OpenTelemetry exporters' retries do.
 const (
 	DefaultQueueSize     = 2048
 	DefaultBatchSize     = 512
 	DefaultScheduleDelay = 5 * time.Second
 	DefaultExportTimeout = 30 * time.Second
 	DefaultDropReport    = 10 * time.Second
+	DefaultBackoff       = time.Second
+	DefaultBackoffMax    = 30 * time.Second
+	// DefaultMaxExportBatches is how many batches, at most, go out in one
+	// export call when more than one waits.
+	DefaultMaxExportBatches = 4
 )
 
 type config struct {
 	queueSize     int
 	batchSize     int
+	maxExport     int
 	delay         time.Duration
 	exportTimeout time.Duration
 	dropReport    time.Duration
-	exporter      sdktrace.SpanExporter
+	backoff       time.Duration
+	backoffMax    time.Duration
+	exporter      SpanExporter
 	paths         *CallPaths
-	labels        bool
 	stderr        io.Writer
-	lockThread    bool
+	hold          bool
 }
 
 // Option configures a Pipeline.
@@ -48,8 +52,8 @@ type optionFunc func(config) config
 
 func (f optionFunc) apply(c config) config { return f(c) }
 
-// WithQueueSize sets how many spans may wait for export (rounded up to a
-// power of two). Spans that do not fit are dropped and counted.
+// WithQueueSize sets how many spans may wait for export. Spans that do not
+// fit are dropped and counted.
 func WithQueueSize(n int) Option {
 	return optionFunc(func(c config) config { c.queueSize = n; return c })
 }
@@ -58,6 +62,15 @@ func WithQueueSize(n int) Option {
 // export call.
 func WithBatchSize(n int) Option {
 	return optionFunc(func(c config) config { c.batchSize = n; return c })
+}
+
+// WithMaxExportBatch sets how many spans, at most, go out in one export
+// call: when more than a batch waits (the exporter fell behind, say while
+// a call took long), one call takes up to n, so that a backlog goes out in
+// fewer round trips. The default is DefaultMaxExportBatches batches; the
+// queue's ring has room for that many spans on top of its capacity.
+func WithMaxExportBatch(n int) Option {
+	return optionFunc(func(c config) config { c.maxExport = n; return c })
 }
 
 // WithScheduleDelay sets how long a partial batch may wait.
@@ -71,84 +84,91 @@ func WithExportTimeout(d time.Duration) Option {
 }
 
 // WithDropReport sets how often, at most, a line on standard error reports
-// dropped spans.
+// lost spans.
 func WithDropReport(d time.Duration) Option {
 	return optionFunc(func(c config) config { c.dropReport = d; return c })
 }
 
-// WithSpanExporter sends the spans through an OpenTelemetry span exporter
-// (otlptracegrpc, otlptracehttp, or any other).
-func WithSpanExporter(e sdktrace.SpanExporter) Option {
+// WithBackoff sets the back-off after a failed export call: the first wait
+// is about initial, and each further failure in a row doubles it, up to
+// max. Each wait is drawn at random between half and all of its value, so
+// that many processes restarted together do not retry together.
+func WithBackoff(initial, max time.Duration) Option {
+	return optionFunc(func(c config) config { c.backoff, c.backoffMax = initial, max; return c })
+}
+
+// WithSpanExporter sends the spans to e.
+func WithSpanExporter(e SpanExporter) Option {
 	return optionFunc(func(c config) config { c.exporter = e; return c })
 }
 
-// WithCallPaths adds every exported span to paths, for the pprof profile.
+// WithCallPaths adds every span taken from the queue to paths, for the
+// pprof profile.
 func WithCallPaths(paths *CallPaths) Option {
 	return optionFunc(func(c config) config { c.paths = paths; return c })
 }
 
-// WithLabels sets whether traced goroutines carry pprof labels (default
-// true).
-func WithLabels(on bool) Option {
-	return optionFunc(func(c config) config { c.labels = on; return c })
-}
-
-// WithStderr sets where the dropped-spans line goes (default os.Stderr).
+// WithStderr sets where the lost-spans line goes (default os.Stderr).
 func WithStderr(w io.Writer) Option {
 	return optionFunc(func(c config) config { c.stderr = w; return c })
 }
 
-// WithLockedThread locks the exporter goroutine to its OS thread, so that
-// a benchmark can read that thread's CPU time.
-func WithLockedThread() Option {
-	return optionFunc(func(c config) config { c.lockThread = true; return c })
+// withHold keeps spans queued until an exporter is attached (or release
+// says none will be): an exporter registered by a package whose init runs
+// after the first probe registration still gets the traces that ended in
+// between.
+func withHold() Option {
+	return optionFunc(func(c config) config { c.hold = true; return c })
 }
 
 // Pipeline is the trace export path, and the meter.Sink that feeds it. The
-// traced goroutine copies a finished trace's spans into a bounded lock-free
-// queue; one exporter goroutine takes them in batches and hands them, where
-// they lie in the queue, to the span exporter and the call paths.
+// traced goroutine copies spans into a bounded lock-free queue; one
+// exporter goroutine takes them in batches, adds them where they lie to the
+// call paths, and converts them into a buffer of its own for the span
+// exporter.
 type Pipeline struct {
-	cfg   config
-	q     *queue
-	trace [8]byte // high half of every trace id: random per process
-	span  uint32  // high half of every span id: random per process
+	cfg config
+	q   *queue
 
-	// Read by producers on every trace; dropped written only on drops.
-	closed  atomic.Bool
-	dropped atomic.Int64 // spans dropped, since the start
-	_       pad
+	// Read by producers on every hand-over; dropped written only on drops.
+	closed   atomic.Bool  // Shutdown has begun
+	refusing atomic.Bool  // backing off, and nothing else wants the spans: drop at once
+	idle     atomic.Bool  // nothing will ever want the spans: ignore them
+	dropped  atomic.Int64 // spans lost before reaching the exporter, since the start
+	_        pad
 	// Written by the exporter goroutine, on a line of their own.
 	wakeups atomic.Int64 // times the exporter goroutine woke
 	stalls  atomic.Int64 // of those, waits for a producer between claim and publication
-	sent    atomic.Int64 // spans handed to the exporter and the paths
+	sent    atomic.Int64 // spans handed to the exporter, or to the call paths alone
 	failed  atomic.Int64 // spans in export calls that returned an error
+	errors  atomic.Int64 // export calls that returned an error
 	_       pad
 
 	ctx      context.Context // canceled when Shutdown runs out of time
 	cancel   context.CancelFunc
 	stop     chan struct{}
 	flushReq chan chan struct{}
+	attachCh chan attachment
 	done     chan struct{}
 	stopOnce sync.Once
-	cpu      atomic.Int64 // exporter thread CPU ns, with WithLockedThread
 
-	// Owned by the exporter goroutine. For a SpanCopier, views[i] shows the
-	// record in the queue's slot i, for good; ro[j] is &views[j&mask] for j
-	// up to queue size + batch size, so that ro[i:i+n] are the spans of n
-	// records from slot i on, wrapped around the ring or not.
-	views    []spanView
-	ro       []sdktrace.ReadOnlySpan
-	res      *resource.Resource
-	reported int64     // dropped, as of the last line on stderr
-	failRep  int64     // failed, as of the last line on stderr
-	lastErr  error     // the last export error
-	lastLine time.Time // when the last line was written
-
-	reuse  bool // the exporter is a SpanCopier: reuse views across batches
-	gen    exportGen
-	labels labeler
+	// Owned by the exporter goroutine.
+	exporter     SpanExporter
+	holding      bool
+	buf          []Span // the batch handed to the exporter
+	names        probeNames
+	timer        *time.Timer
+	nextTick     time.Time // when partial batches go out next
+	failures     int       // export calls failed in a row
+	backoffUntil time.Time // no export call before this
+	reported     int64     // dropped, as of the last line on stderr
+	failRep      int64     // failed, as of the last line on stderr
+	lastErr      error     // the last export error
+	lastLine     time.Time // when the last line was written
+	gen          exportGen
 }
+
+type attachment struct{ e SpanExporter }
 
 var _ meter.Sink = (*Pipeline)(nil)
 
@@ -160,7 +180,8 @@ func NewPipeline(opts ...Option) *Pipeline {
 		delay:         DefaultScheduleDelay,
 		exportTimeout: DefaultExportTimeout,
 		dropReport:    DefaultDropReport,
-		labels:        true,
+		backoff:       DefaultBackoff,
+		backoffMax:    DefaultBackoffMax,
 		stderr:        os.Stderr,
 	}
 	for _, o := range opts {
@@ -172,8 +193,9 @@ func NewPipeline(opts ...Option) *Pipeline {
 	if c.batchSize < 1 {
 		c.batchSize = DefaultBatchSize
 	}
-	if c.batchSize > c.queueSize {
-		c.batchSize = c.queueSize
+	c.batchSize = min(c.batchSize, c.queueSize)
+	if c.maxExport < c.batchSize {
+		c.maxExport = DefaultMaxExportBatches * c.batchSize
 	}
 	if c.delay <= 0 {
 		c.delay = DefaultScheduleDelay
@@ -181,96 +203,94 @@ func NewPipeline(opts ...Option) *Pipeline {
 	if c.exportTimeout <= 0 {
 		c.exportTimeout = DefaultExportTimeout
 	}
+	if c.dropReport <= 0 {
+		c.dropReport = DefaultDropReport
+	}
+	if c.backoff <= 0 {
+		c.backoff = DefaultBackoff
+	}
+	c.backoffMax = max(c.backoffMax, c.backoff)
 	p := &Pipeline{
 		cfg:      c,
-		q:        newQueue(c.queueSize, c.batchSize),
+		q:        newQueue(c.queueSize, c.maxExport),
 		stop:     make(chan struct{}),
 		flushReq: make(chan chan struct{}),
+		attachCh: make(chan attachment),
 		done:     make(chan struct{}),
-		lastLine: time.Now(),
+		exporter: c.exporter,
+		holding:  c.hold && c.exporter == nil,
+		buf:      make([]Span, c.maxExport),
 	}
-	var salt [12]byte
-	rand.Read(salt[:])
-	copy(p.trace[:], salt[:8])
-	p.span = binary.BigEndian.Uint32(salt[8:]) | 1
-	p.initViews()
-	p.labels.on = c.labels
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	go p.run()
 	return p
 }
 
-// initViews sets up the spans handed to the exporter: for a SpanCopier, one
-// fixed view per queue slot (see the Pipeline's fields).
-func (p *Pipeline) initViews() {
-	if p.cfg.exporter == nil {
-		return
-	}
-	p.res = resourceOf(p.cfg.exporter)
-	_, p.reuse = p.cfg.exporter.(SpanCopier)
-	if !p.reuse {
-		return
-	}
-	p.views = make([]spanView, len(p.q.slots))
-	for i := range p.views {
-		p.view(&p.views[i], &p.q.slots[i].rec, p.res)
-	}
-	p.ro = make([]sdktrace.ReadOnlySpan, len(p.q.slots)+p.cfg.batchSize)
-	for i := range p.ro {
-		p.ro[i] = &p.views[i&int(p.q.mask)]
-	}
-}
+// TraceStarted does nothing: the pipeline needs only the spans.
+func (p *Pipeline) TraceStarted(*meter.Goroutine, *meter.Probe) {}
 
-// TraceStarted sets the goroutine's pprof labels (see labels.go).
-func (p *Pipeline) TraceStarted(g *meter.Goroutine, root *meter.Probe) {
-	p.labels.started(g, root)
-}
-
-// TraceEnded copies the trace's spans into the queue and wakes the exporter
-// if they complete a batch. It runs on the traced goroutine.
+// TraceSpans copies spans into the queue and wakes the exporter if they
+// complete a batch. It runs on the traced goroutine (or the engine's, for
+// a goroutine that has blocked).
 //
-// Cost: one CAS on the queue's tail for the whole trace, then a 64-byte copy
-// and an atomic store per span, then one atomic add for the whole trace; no
-// lock, no allocation, no blocking. Spans that do not fit are dropped and
-// counted. The producer whose spans complete a batch, or fill the slot the
-// exporter waits on, wakes the exporter. A producer that finds the queue
-// full while the exporter is still parked yields its processor
-// (runtime.Gosched), so that the woken exporter gets to run.
-func (p *Pipeline) TraceEnded(g *meter.Goroutine, spans []meter.Span, truncated bool) {
-	p.labels.ended(g)
+// Cost: one CAS on the queue's tail for the whole part, a 48-byte copy per
+// span (no pointers: no write barrier), then one atomic store and one atomic add for the whole part; no
+// lock, no allocation, no blocking. A part longer than 65,535 spans is
+// cut there (METER_TRACE_MAX is at most 100,000: such a trace fits in two
+// parts of a hand-over). Spans that do not fit are
+// dropped and counted. The producer whose spans complete a batch, or fill
+// the slot the exporter waits on, wakes the exporter. A producer that
+// finds the queue full yields its processor (runtime.Gosched), so that an
+// exporter waiting for one gets to run.
+// While the exporter backs off from a collector that fails, and nothing
+// else wants the spans, they are dropped here at once.
+func (p *Pipeline) TraceSpans(trace uint64, spans []meter.Span, final, truncated bool) {
 	n := len(spans)
-	if n == 0 {
+	if n == 0 || p.idle.Load() {
 		return
 	}
-	if p.closed.Load() {
+	if p.closed.Load() || p.refusing.Load() {
 		p.drop(n)
 		return
 	}
-	pos, k := p.q.claim(n)
-	r := record{trace: g.TraceID}
-	for i := 0; i < k; i++ {
-		s := &spans[i]
-		r.probe, r.start, r.end, r.inherent, r.parent, r.index = s.Probe, s.Start, s.End, s.Inherent, s.Parent, int32(i)
-		r.flags = 0
-		if i == 0 && truncated {
-			r.flags = flagTruncated
-		}
-		p.q.publish(pos+uint64(i), &r)
+	var flags uint16
+	if truncated {
+		flags = flagTruncated
 	}
-	if k < n {
+	q := p.q // locals: the record stores below could alias p's fields
+	slots, mask := q.slots, q.mask
+	off := 0
+	for off < n { // one claim, unless the part is longer than a claim may be
+		pos, k := q.claim(n - off)
+		if k == 0 {
+			break
+		}
+		part := spans[off : off+k]
+		for i := range part {
+			s := &part[i]
+			slots[(pos+uint64(i))&mask].rec = record{trace: trace, start: s.Start, end: s.End, inherent: s.Inherent,
+				parent: s.Parent, index: s.Index, probe: int32(s.Probe.ID()), flags: flags}
+		}
+		if final && off+k == n {
+			slots[(pos+uint64(k-1))&mask].rec.flags |= flagFinal
+		}
+		q.publish(pos, k)
+		q.produced(pos, k)
+		off += k
+		if k < min(n-off+k, maxRun) {
+			break // full
+		}
+	}
+	if off < n {
 		// Spans are in the order their firings began, so the prefix
 		// that fits keeps every parent link.
-		p.drop(n - k)
-		if p.q.parked.Load() {
-			// Full, and the exporter has been woken but has not run:
-			// Go runs a woken goroutine only when a processor is free,
-			// and with every P producing it would wait for preemption
-			// (10 ms) while spans drop. Yield the processor.
-			runtime.Gosched()
-		}
-	}
-	if k > 0 {
-		p.q.produced(pos, k)
+		p.drop(n - off)
+		// Full: the exporter is behind. If it waits for a processor (woken,
+		// or back from its export call), Go runs it only when one is
+		// free, and with every P producing it would wait for preemption
+		// (10 ms) while spans drop. Yield the processor; when nothing
+		// else is runnable this goes on at once.
+		runtime.Gosched()
 	}
 }
 
@@ -279,12 +299,14 @@ func (p *Pipeline) drop(n int) {
 	meter.AddDropped(int64(n))
 }
 
-// Stats describes what the pipeline did so far.
+// Stats describes what the pipeline did so far. Every span handed to
+// TraceSpans ends up Exported or Dropped, or is still queued.
 type Stats struct {
 	Queued   int64 // spans that entered the queue
-	Dropped  int64 // spans dropped: queue full or pipeline shut down
-	Exported int64 // spans handed to the exporter (and the call paths)
+	Dropped  int64 // spans that never reached the exporter: queue full, backing off, or shut down
+	Exported int64 // spans handed to the exporter (or to the call paths, without one)
 	Failed   int64 // of those, spans whose export call returned an error
+	Errors   int64 // export calls that returned an error
 	Wakeups  int64 // times the exporter goroutine woke up
 	Stalls   int64 // of those, after waiting for a producer between its claim and its publication
 }
@@ -295,18 +317,16 @@ func (p *Pipeline) Stats() Stats {
 		Queued:   int64(p.q.tail.Load()), // every claimed slot is a queued span
 		Dropped:  p.dropped.Load(),
 		Exported: p.sent.Load(),
+		Failed:   p.failed.Load(),
+		Errors:   p.errors.Load(),
 		Wakeups:  p.wakeups.Load(),
 		Stalls:   p.stalls.Load(),
-		Failed:   p.failed.Load(),
 	}
 }
 
-// ExporterCPU returns the exporter thread's CPU time so far, when the
-// pipeline was built WithLockedThread (0 otherwise or where unsupported).
-func (p *Pipeline) ExporterCPU() time.Duration { return time.Duration(p.cpu.Load()) }
-
 // Flush exports everything queued now and waits until it is out, or until
-// ctx is done.
+// ctx is done. While the pipeline waits for an exporter to be attached,
+// the spans stay queued.
 func (p *Pipeline) Flush(ctx context.Context) error {
 	reply := make(chan struct{})
 	select {
@@ -324,10 +344,24 @@ func (p *Pipeline) Flush(ctx context.Context) error {
 	}
 }
 
-// Shutdown stops taking spans, exports what is queued and stops the
-// exporter goroutine and the span exporter. If ctx ends first, the export in
-// flight is canceled and what is left is dropped and counted; Shutdown still
-// returns only once the goroutine has stopped. Later calls do nothing.
+// attach gives a pipeline built withHold its exporter (nil: none will
+// come), and lets it export what it holds.
+func (p *Pipeline) attach(e SpanExporter) {
+	select {
+	case p.attachCh <- attachment{e}:
+	case <-p.done:
+		if e != nil {
+			e.Shutdown(context.Background())
+		}
+	}
+}
+
+// Shutdown stops taking spans, exports what is queued (unless the exporter
+// is backing off from a collector that failed: then it is dropped and
+// counted) and stops the exporter goroutine and the span exporter. If ctx
+// ends first, the export in flight is canceled and what is left is
+// dropped and counted; Shutdown still returns only once the goroutine has
+// stopped. Later calls do nothing.
 func (p *Pipeline) Shutdown(ctx context.Context) error {
 	var err error
 	p.stopOnce.Do(func() {
@@ -341,14 +375,14 @@ func (p *Pipeline) Shutdown(ctx context.Context) error {
 			<-p.done
 		}
 		p.cancel()
-		if p.cfg.exporter != nil {
+		if p.exporter != nil { // the goroutine has stopped: its fields are ours
 			sctx := ctx
 			if sctx.Err() != nil { // out of time: give the exporter a moment to close its connections
 				var cancel context.CancelFunc
 				sctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
 				defer cancel()
 			}
-			if e := p.cfg.exporter.Shutdown(sctx); err == nil {
+			if e := p.exporter.Shutdown(sctx); err == nil {
 				err = e
 			}
 		}
@@ -358,56 +392,97 @@ func (p *Pipeline) Shutdown(ctx context.Context) error {
 
 func (p *Pipeline) run() {
 	defer close(p.done)
-	if p.cfg.lockThread {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		defer p.readCPU()
-	}
-	timer := time.NewTimer(p.cfg.delay)
-	defer timer.Stop()
+	p.timer = time.NewTimer(time.Hour)
+	p.timer.Stop()
+	defer p.timer.Stop()
+	p.nextTick = time.Now().Add(p.cfg.delay)
 	batch := p.cfg.batchSize
 	for {
-		// Full batches first.
-		for p.q.pending() >= batch {
-			if p.exportOnce() == 0 {
-				p.waitHole()
+		now := time.Now()
+		p.endBackoff(now)
+		p.report(now, false)
+		if !p.holding {
+			// Full batches first.
+			for p.q.pending() >= batch && p.ctx.Err() == nil {
+				if p.exportOnce() == 0 {
+					p.waitHole()
+				}
+				p.report(time.Now(), false)
 			}
-			if p.ctx.Err() != nil {
-				break
+			if !p.q.arm(batch) {
+				continue
 			}
-		}
-		if p.cfg.lockThread {
-			p.readCPU()
-		}
-		if !p.q.arm(batch) {
-			continue
 		}
 		p.q.parked.Store(true)
+		p.setTimer(now)
+		fired, woken := false, false
 		select {
 		case <-p.q.wake:
-			p.q.parked.Store(false)
-			p.q.disarm()
-			p.wakeups.Add(1)
-		case <-timer.C:
-			p.q.parked.Store(false)
-			p.q.disarm()
-			p.wakeups.Add(1)
-			p.exportAll()
-			timer.Reset(p.cfg.delay)
+			woken = true
+		case <-p.timer.C:
+			fired, woken = true, true
+		case a := <-p.attachCh:
+			p.holding = false
+			p.exporter = a.e
+			if p.exporter == nil && p.cfg.paths == nil {
+				p.idle.Store(true)
+				p.discard()
+			} else {
+				p.exportAll() // what was held
+			}
 		case reply := <-p.flushReq:
 			p.q.parked.Store(false)
 			p.q.disarm()
-			p.exportAll()
+			if !p.holding {
+				p.exportAll()
+			}
 			close(reply)
 		case <-p.stop:
 			p.q.parked.Store(false)
 			p.q.disarm()
-			p.exportAll()
-			p.report(true)
+			p.holding = false
+			if p.exporter == nil && p.cfg.paths == nil && p.cfg.hold {
+				p.discard() // held for an exporter that never came
+			} else if p.inBackoff(time.Now()) && p.cfg.paths == nil {
+				p.dropQueued()
+			} else {
+				p.exportAll()
+			}
+			p.report(time.Now(), true)
 			return
 		}
-		p.report(false)
+		p.q.parked.Store(false)
+		p.q.disarm()
+		if woken {
+			p.wakeups.Add(1)
+		}
+		if !fired && !p.timer.Stop() {
+			select { // the timer fired after the select chose another case
+			case <-p.timer.C:
+			default:
+			}
+		}
+		if now := time.Now(); !p.holding && !now.Before(p.nextTick) {
+			p.exportAll()
+			p.nextTick = time.Now().Add(p.cfg.delay)
+		}
 	}
+}
+
+// setTimer arms the exporter's one timer for the earliest of: the next
+// partial batch, the end of a back-off, the next lost-spans line when one
+// is due.
+func (p *Pipeline) setTimer(now time.Time) {
+	wake := p.nextTick
+	if p.failures > 0 && p.backoffUntil.After(now) && p.backoffUntil.Before(wake) {
+		wake = p.backoffUntil
+	}
+	if p.dropped.Load() != p.reported || p.failed.Load() != p.failRep {
+		if at := p.lastLine.Add(p.cfg.dropReport); at.Before(wake) {
+			wake = at
+		}
+	}
+	p.timer.Reset(max(wake.Sub(now), time.Millisecond))
 }
 
 // waitHole waits until the producer that claimed the position at the head
@@ -423,7 +498,7 @@ func (p *Pipeline) waitHole() {
 		p.q.disarmHole()
 		return
 	}
-	p.q.parked.Store(true) // producers that find the queue full yield (TraceEnded)
+	p.q.parked.Store(true)
 	select {
 	case <-p.q.wake:
 	case <-p.ctx.Done():
@@ -443,82 +518,127 @@ func (p *Pipeline) exportAll() {
 			p.waitHole()
 		}
 	}
-	if n := p.q.pending(); n > 0 && p.ctx.Err() != nil {
-		// Out of time: what is left is dropped. Taking it frees the room
-		// that published spans held; count what was taken.
-		for {
-			_, k := p.q.take(p.cfg.batchSize)
-			if k == 0 {
-				break
-			}
-			p.drop(k)
+	if p.q.pending() > 0 && p.ctx.Err() != nil {
+		p.dropQueued() // out of time
+	}
+}
+
+// dropQueued takes what is published in the queue and counts it dropped.
+func (p *Pipeline) dropQueued() {
+	for {
+		_, k := p.q.take(p.cfg.maxExport)
+		if k == 0 {
+			return
+		}
+		p.drop(k)
+	}
+}
+
+// discard empties the queue of spans nobody wants, without counting them.
+func (p *Pipeline) discard() {
+	for {
+		_, k := p.q.take(p.cfg.maxExport)
+		if k == 0 {
+			return
 		}
 	}
 }
 
-// exportOnce takes up to one batch of published records and exports it.
+// exportOnce takes up to one batch of published records and hands it on.
 // The records are read where they lie in the queue, which producers leave
-// alone until the next take: for a SpanCopier, the spans handed over are
-// the fixed views of those slots, and nothing is copied or written per
-// span. An exporter that may keep the spans gets copies of its own.
+// alone until the next take: the call paths read them in place, and the
+// exporter gets them converted into the pipeline's own buffer of Spans.
+// Nothing is allocated per batch.
 func (p *Pipeline) exportOnce() int {
-	h, n := p.q.take(p.cfg.batchSize)
+	h, n := p.q.take(p.cfg.maxExport)
 	if n == 0 {
 		return 0
 	}
+	a, b := p.q.records(h, n)
 	if p.cfg.paths != nil {
-		p.cfg.paths.add(p.q.records(h, n))
+		p.cfg.paths.add(a, b)
 	}
-	if p.cfg.exporter != nil {
-		var ro []sdktrace.ReadOnlySpan
-		if p.reuse {
-			i := int(h & p.q.mask)
-			ro = p.ro[i : i+n]
-		} else {
-			// The exporter may keep the spans: give it memory of its own.
-			recs := make([]record, 0, n)
-			a, b := p.q.records(h, n)
-			for i := range a {
-				recs = append(recs, a[i].rec)
-			}
-			for i := range b {
-				recs = append(recs, b[i].rec)
-			}
-			views := make([]spanView, n)
-			ro = make([]sdktrace.ReadOnlySpan, n)
-			for i := range ro {
-				p.view(&views[i], &recs[i], p.res)
-				ro[i] = &views[i]
-			}
-		}
-		ctx := p.exportCtx()
-		if err := p.cfg.exporter.ExportSpans(ctx, ro); err != nil {
-			// Lost too: the model counts them with the dropped spans.
-			p.failed.Add(int64(n))
-			meter.AddDropped(int64(n))
-			p.lastErr = err
-		}
-		p.exportDone()
+	if p.exporter == nil {
+		p.sent.Add(int64(n))
+		return n
 	}
+	if p.inBackoff(time.Now()) {
+		p.drop(n) // the call paths have them; the collector does not
+		return n
+	}
+	buf := p.buf[:n]
+	p.names.fill(buf, a, b)
+	ctx := p.exportCtx()
+	err := p.exporter.ExportSpans(ctx, buf)
+	p.exportDone()
 	p.sent.Add(int64(n))
+	if err != nil {
+		// Lost too: the model counts them with the dropped spans.
+		p.failed.Add(int64(n))
+		meter.AddDropped(int64(n))
+		p.fail(err)
+	} else {
+		p.failures = 0
+	}
 	return n
+}
+
+func (p *Pipeline) inBackoff(now time.Time) bool {
+	return p.failures > 0 && now.Before(p.backoffUntil)
+}
+
+// fail starts or lengthens the back-off after a failed export call: no
+// call until it ends, so that a collector that is down or refusing costs
+// one connection attempt per back-off, not one per batch. Without call
+// paths to feed, producers drop their spans at once meanwhile, rather than
+// fill a queue that would only be dropped.
+func (p *Pipeline) fail(err error) {
+	p.errors.Add(1)
+	p.lastErr = err
+	p.failures++
+	p.backoffUntil = time.Now().Add(backoffDelay(p.cfg, p.failures))
+	if p.cfg.paths == nil {
+		p.refusing.Store(true)
+		p.dropQueued()
+	}
+}
+
+// backoffDelay is the wait after the given number of failed calls in a
+// row: the initial back-off doubled for each failure past the first, up to
+// the cap, then drawn between half and all of that.
+func backoffDelay(c config, failures int) time.Duration {
+	d := c.backoff
+	for i := 1; i < failures && d < c.backoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, c.backoffMax)
+	return d/2 + rand.N(d/2+1)
+}
+
+// endBackoff lets producers queue again once the back-off is over; the
+// next batch is the next attempt.
+func (p *Pipeline) endBackoff(now time.Time) {
+	if p.refusing.Load() && !p.inBackoff(now) {
+		p.refusing.Store(false)
+	}
 }
 
 // exportGen is what bounds export calls in time, reused from one call to
 // the next until a call runs out of time: a context canceled by the
-// pipeline's (at Shutdown) or by the timer, and the timer, armed for each
-// call. A context.WithTimeout per call would cost, per batch, a timer and
-// a context made and discarded and a child registered with the pipeline's
-// context and removed again: most of the exporter goroutine's work for a
-// batch of 512 spans to a no-op exporter.
+// pipeline's (at Shutdown) or by the timer, the timer, armed for each
+// call, and the call's context, which adds the call's deadline. A
+// context.WithTimeout per call would cost, per batch, a timer and a
+// context made and discarded and a child registered with the pipeline's
+// context and removed again.
 type exportGen struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	timer  *time.Timer
+	call   callCtx
 }
 
 // exportCtx returns the context for one export call, with its deadline set
-// exportTimeout from now, and arms the timer. One small allocation.
+// exportTimeout from now, and arms the timer. No allocation once warm.
 func (p *Pipeline) exportCtx() context.Context {
 	g := &p.gen
 	if g.ctx == nil {
@@ -529,7 +649,8 @@ func (p *Pipeline) exportCtx() context.Context {
 	}
 	d := p.cfg.exportTimeout
 	g.timer.Reset(d)
-	return &callCtx{Context: g.ctx, deadline: time.Now().Add(d)}
+	g.call = callCtx{Context: g.ctx, deadline: time.Now().Add(d)}
+	return &g.call
 }
 
 // exportDone disarms the timer after an export call; if the call ran out
@@ -559,23 +680,31 @@ func (c *callCtx) Err() error {
 	return context.Cause(c.Context)
 }
 
-// report prints one line on standard error about spans dropped, and one
-// about failed exports, since the last lines: at most once per drop-report
-// interval, and at the end.
-func (p *Pipeline) report(final bool) {
+// report prints at most one line on standard error per drop-report
+// interval, and one at the end, about spans lost since the last line:
+// dropped (the queue was full, or the exporter was backing off) and failed
+// (their export call returned an error). While export calls fail, the
+// line names the error and when the next attempt is due.
+func (p *Pipeline) report(now time.Time, final bool) {
 	d, fl := p.dropped.Load(), p.failed.Load()
 	if d == p.reported && fl == p.failRep {
 		return
 	}
-	now := time.Now()
 	if !final && now.Sub(p.lastLine) < p.cfg.dropReport {
 		return
 	}
-	if d != p.reported {
-		fmt.Fprintf(p.cfg.stderr, "meter: export queue full: dropped %d spans (%d in all)\n", d-p.reported, d)
-	}
-	if fl != p.failRep {
-		fmt.Fprintf(p.cfg.stderr, "meter: exporting spans failed: %v; lost %d spans (%d in all)\n", p.lastErr, fl-p.failRep, fl)
+	if fl != p.failRep || p.failures > 0 {
+		fmt.Fprintf(p.cfg.stderr, "meter: exporting spans failed: %v; lost %d spans since the last report (%d in all)%s\n",
+			p.lastErr, d-p.reported+fl-p.failRep, d+fl, p.retrying(now, final))
+	} else {
+		fmt.Fprintf(p.cfg.stderr, "meter: export queue full: dropped %d spans (%d lost in all)\n", d-p.reported, d+fl)
 	}
 	p.reported, p.failRep, p.lastLine = d, fl, now
+}
+
+func (p *Pipeline) retrying(now time.Time, final bool) string {
+	if final || !p.inBackoff(now) {
+		return ""
+	}
+	return fmt.Sprintf("; next attempt in %v", p.backoffUntil.Sub(now).Round(100*time.Millisecond))
 }

@@ -3,7 +3,7 @@ package export
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,9 +11,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/meterio/meter/meter"
 )
@@ -27,31 +24,29 @@ type checkingExporter struct {
 	batches int
 	errs    []string
 	slow    time.Duration
+	names   map[string]int
 }
 
-func (e *checkingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+func (e *checkingExporter) ExportSpans(ctx context.Context, spans []Span) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.batches++
 	e.spans += len(spans)
 	for _, s := range spans {
-		if a := s.Attributes(); len(a) != 1 || a[0].Value.AsInt64() != 5 {
-			e.errs = append(e.errs, fmt.Sprintf("attributes %v", a))
+		if e.names != nil {
+			e.names[s.Name]++
 		}
-		id := s.SpanContext().SpanID()
-		index := binary.BigEndian.Uint32(id[4:]) - 1
-		if !s.Parent().IsValid() {
-			if index != 0 {
-				e.errs = append(e.errs, fmt.Sprintf("span %d of a trace has no parent", index))
+		if s.Inherent != 5 || s.End-s.Start != 5 {
+			e.errs = append(e.errs, fmt.Sprintf("span %+v: want inherent 5 and 5 ns long", s))
+		}
+		if s.Parent < 0 {
+			if s.Index != 0 {
+				e.errs = append(e.errs, fmt.Sprintf("span %d of a trace has no parent", s.Index))
 			}
 			continue
 		}
-		pid := s.Parent().SpanID()
-		if parent := binary.BigEndian.Uint32(pid[4:]) - 1; parent >= index {
-			e.errs = append(e.errs, fmt.Sprintf("span %d has parent %d", index, parent))
-		}
-		if s.Parent().TraceID() != s.SpanContext().TraceID() {
-			e.errs = append(e.errs, "parent in another trace")
+		if s.Parent >= s.Index {
+			e.errs = append(e.errs, fmt.Sprintf("span %d has parent %d", s.Index, s.Parent))
 		}
 	}
 	if e.slow > 0 {
@@ -62,51 +57,42 @@ func (e *checkingExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 
 func (e *checkingExporter) Shutdown(context.Context) error { return nil }
 
+func (e *checkingExporter) count() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.spans
+}
+
 // spansOf builds a trace of n spans: a chain root → 1 → 2 with the rest
 // children of the root.
 func spansOf(p *meter.Probe, n int) []meter.Span {
 	s := make([]meter.Span, n)
 	for i := range s {
-		s[i] = meter.Span{Probe: p, Parent: int32(min(i-1, 1)), Start: int64(10 * i), End: int64(10*i + 5), Inherent: 5}
+		s[i] = meter.Span{Probe: p, Index: int32(i), Parent: int32(min(i-1, 1)), Start: int64(10 * i), End: int64(10*i + 5), Inherent: 5}
 	}
 	s[0].Parent = -1
 	return s
 }
 
-// TestPipelineAccountsForEverySpan drives TraceEnded from concurrent
+// TestPipelineAccountsForEverySpan hands spans over from concurrent
 // producers: every span is either exported or dropped and counted, and the
 // exporter goroutine wakes about once per batch, never per span. Saturated:
 // a small queue behind a slow exporter, so that many spans drop. Keeping up:
-// a large queue, so that the exporter sleeps between batches.
-//
-// Each runs twice: with an exporter that may keep the spans (it gets copies)
-// and with a SpanCopier, which reads the records in place in the queue
-// while producers fill other slots (under -race, a producer writing a slot
-// the exporter still reads would show).
+// a large queue, so that the exporter sleeps between batches. Under -race,
+// a producer writing a slot the exporter still reads would show.
 func TestPipelineAccountsForEverySpan(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		queue int
 		slow  time.Duration
 	}{{"saturated", 256, time.Millisecond}, {"keeping-up", 1 << 16, 0}} {
-		for _, copier := range []bool{false, true} {
-			name := c.name
-			if copier {
-				name += "/in-place"
-			}
-			t.Run(name, func(t *testing.T) { testAccounting(t, c.queue, c.slow, copier) })
-		}
+		t.Run(c.name, func(t *testing.T) { testAccounting(t, c.queue, c.slow) })
 	}
 }
 
-// copyingChecker is a checkingExporter that declares it keeps nothing.
-type copyingChecker struct{ *checkingExporter }
-
-func (copyingChecker) CopiesSpans() {}
-
-func testAccounting(t *testing.T, queue int, slow time.Duration, copier bool) {
+func testAccounting(t *testing.T, queue int, slow time.Duration) {
 	const (
-		producers = 4
+		producers = 8
 		traces    = 3000
 		batch     = 64
 	)
@@ -116,13 +102,9 @@ func testAccounting(t *testing.T, queue int, slow time.Duration, copier bool) {
 		pace = 5
 	}
 	e := &checkingExporter{slow: slow}
-	var exp sdktrace.SpanExporter = e
-	if copier {
-		exp = copyingChecker{e}
-	}
 	var stderr syncBuffer
-	p := NewPipeline(WithSpanExporter(exp), WithQueueSize(queue), WithBatchSize(batch),
-		WithScheduleDelay(time.Hour), WithLabels(false), WithStderr(&stderr), WithDropReport(time.Nanosecond))
+	p := NewPipeline(WithSpanExporter(e), WithQueueSize(queue), WithBatchSize(batch),
+		WithScheduleDelay(time.Hour), WithStderr(&stderr), WithDropReport(time.Nanosecond))
 	droppedBefore := meter.Take().Dropped
 	var produced atomic.Int64
 	var wg sync.WaitGroup
@@ -130,15 +112,13 @@ func testAccounting(t *testing.T, queue int, slow time.Duration, copier bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g := &meter.Goroutine{}
 			var shapes [8][]meter.Span
 			for i := range shapes {
 				shapes[i] = spansOf(probe, i+1)
 			}
 			for i := range traces {
-				g.TraceID = uint64(w*traces + i + 1)
 				s := shapes[(i+w)%8]
-				p.TraceEnded(g, s, false)
+				p.TraceSpans(uint64(w*traces+i+1), s, true, false)
 				produced.Add(int64(len(s)))
 				if i%pace == pace-1 {
 					time.Sleep(time.Millisecond) // let the exporter keep up, or partly
@@ -183,57 +163,106 @@ func testAccounting(t *testing.T, queue int, slow time.Duration, copier bool) {
 		}
 	}
 	// A wake-up comes only when a full batch is claimed, so each one leads
-	// to at least one export call: never one per span.
-	if st.Wakeups > int64(e.batches) || st.Wakeups*batch > n*11/10+8*batch {
-		t.Errorf("%d wake-ups for %d spans produced and %d export calls in batches of %d", st.Wakeups, n, e.batches, batch)
+	// to at least one export call, but for the wake-ups that end a wait
+	// for a producer between claim and publication: never one per span.
+	if st.Wakeups > int64(e.batches)+st.Stalls || st.Wakeups*batch > n*11/10+8*batch {
+		t.Errorf("%d wake-ups (%d after stalls) for %d spans produced and %d export calls in batches of %d",
+			st.Wakeups, st.Stalls, n, e.batches, batch)
 	}
 	for _, msg := range e.errs[:min(len(e.errs), 5)] {
 		t.Error(msg)
 	}
 }
 
-// TestDropReportOncePerInterval: one line, however many drops, until the
-// interval passes; and one at the end.
+// TestDropReportOncePerInterval: the first loss is reported at once, then
+// at most one line per interval however many drops, and one at the end.
 func TestDropReportOncePerInterval(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.report", nil)
 	var stderr syncBuffer
 	p := NewPipeline(WithQueueSize(4), WithBatchSize(4), WithScheduleDelay(time.Hour),
-		WithLabels(false), WithStderr(&stderr), WithDropReport(time.Hour))
-	g := &meter.Goroutine{TraceID: 1}
+		WithStderr(&stderr), WithDropReport(time.Hour))
 	for range 100 {
-		p.TraceEnded(g, spansOf(probe, 8), false) // 4 fit (at most), the rest drop
+		p.TraceSpans(1, spansOf(probe, 8), true, false) // 4 fit (at most), the rest drop
 	}
 	p.Flush(context.Background())
+	first := stderr.String()
 	for range 100 {
-		p.TraceEnded(g, spansOf(probe, 8), false)
+		p.TraceSpans(2, spansOf(probe, 8), true, false)
 	}
 	p.Flush(context.Background())
-	if got := strings.Count(stderr.String(), "\n"); got != 0 {
-		t.Errorf("%d lines before the interval passed: %q", got, stderr.String())
+	if got := stderr.String(); got != first {
+		t.Errorf("a second line before the interval passed: %q", got)
 	}
 	p.Shutdown(context.Background())
 	st := p.Stats()
-	want := fmt.Sprintf("meter: export queue full: dropped %d spans (%d in all)\n", st.Dropped, st.Dropped)
-	if stderr.String() != want {
-		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("stderr %q: want the first report and the last", stderr.String())
+	}
+	var n1, all1, n2, all2 int64
+	if _, err := fmt.Sscanf(lines[0], "meter: export queue full: dropped %d spans (%d lost in all)", &n1, &all1); err != nil {
+		t.Fatalf("first line %q: %v", lines[0], err)
+	}
+	if _, err := fmt.Sscanf(lines[1], "meter: export queue full: dropped %d spans (%d lost in all)", &n2, &all2); err != nil {
+		t.Fatalf("last line %q: %v", lines[1], err)
+	}
+	if n1 != all1 || n1 == 0 || all2 != st.Dropped || n1+n2 != st.Dropped {
+		t.Errorf("lines %q, the pipeline dropped %d", lines, st.Dropped)
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// gatedExporter lets one export call through per value sent on next.
+type gatedExporter struct {
+	next  chan struct{}
+	calls atomic.Int64
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+func (e *gatedExporter) ExportSpans(ctx context.Context, _ []Span) error {
+	e.calls.Add(1)
+	select {
+	case <-e.next:
+	case <-ctx.Done():
+	}
+	return nil
 }
 
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+func (e *gatedExporter) Shutdown(context.Context) error { return nil }
+
+// TestDropReportWhileQueueStaysFull: while the queue stays full the
+// exporter never sleeps, going from one full batch to the next; drops
+// must still be reported once per interval. The interval here is 1 ns, so
+// every batch that follows new drops reports them.
+func TestDropReportWhileQueueStaysFull(t *testing.T) {
+	probe := meter.NewProbe("example.com/queue.full", nil)
+	e := &gatedExporter{next: make(chan struct{})}
+	var stderr syncBuffer
+	p := NewPipeline(WithSpanExporter(e), WithQueueSize(8), WithBatchSize(4), WithMaxExportBatch(4), WithScheduleDelay(time.Hour),
+		WithStderr(&stderr), WithDropReport(time.Nanosecond))
+	p.TraceSpans(1, spansOf(probe, 4), true, false) // a full batch: the first call
+	for e.calls.Load() < 1 {
+		runtimeYield()
+	}
+	const rounds = 5
+	for i := range rounds {
+		// The exporter is in a call: fill the queue, and drop.
+		dropped := p.Stats().Dropped
+		for range 4 {
+			p.TraceSpans(uint64(i+2), spansOf(probe, 4), true, false)
+		}
+		if p.Stats().Dropped == dropped {
+			t.Fatalf("round %d: nothing dropped", i)
+		}
+		before := strings.Count(stderr.String(), "\n")
+		e.next <- struct{}{} // one batch out; the loop goes on to the next full one
+		for e.calls.Load() < int64(i+2) {
+			runtimeYield()
+		}
+		if got := strings.Count(stderr.String(), "\n"); got <= before {
+			t.Fatalf("round %d: no line about the drops while the queue stayed full: %q", i, stderr.String())
+		}
+	}
+	close(e.next)
+	p.Shutdown(context.Background())
 }
 
 // TestScheduleDelay: a partial batch goes out when the delay passes, with
@@ -242,17 +271,15 @@ func TestScheduleDelay(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.delay", nil)
 	e := &checkingExporter{}
 	const delay = 50 * time.Millisecond
-	p := NewPipeline(WithSpanExporter(e), WithScheduleDelay(delay), WithLabels(false))
+	p := NewPipeline(WithSpanExporter(e), WithScheduleDelay(delay))
 	defer p.Shutdown(context.Background())
-	g := &meter.Goroutine{TraceID: 7}
 	start := time.Now()
-	p.TraceEnded(g, spansOf(probe, 3), false)
-	deadline := time.Now().Add(5 * time.Second)
-	for p.Stats().Exported < 3 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	p.TraceSpans(7, spansOf(probe, 3), true, false)
+	for e.count() < 3 {
+		runtimeYield()
 	}
-	st := p.Stats()
 	elapsed := time.Since(start)
+	st := p.Stats()
 	if st.Exported != 3 {
 		t.Fatalf("exported %d of 3 spans after the delay", st.Exported)
 	}
@@ -267,10 +294,9 @@ func TestScheduleDelay(t *testing.T) {
 func TestShutdownFlushes(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.shutdown", nil)
 	e := &checkingExporter{}
-	p := NewPipeline(WithSpanExporter(e), WithScheduleDelay(time.Hour), WithLabels(false))
-	g := &meter.Goroutine{TraceID: 9}
+	p := NewPipeline(WithSpanExporter(e), WithScheduleDelay(time.Hour))
 	for range 10 {
-		p.TraceEnded(g, spansOf(probe, 5), false)
+		p.TraceSpans(9, spansOf(probe, 5), true, false)
 	}
 	if err := p.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
@@ -278,7 +304,7 @@ func TestShutdownFlushes(t *testing.T) {
 	if e.spans != 50 {
 		t.Errorf("exported %d spans at Shutdown, want 50", e.spans)
 	}
-	p.TraceEnded(g, spansOf(probe, 5), false)
+	p.TraceSpans(10, spansOf(probe, 5), true, false)
 	if st := p.Stats(); st.Dropped != 5 {
 		t.Errorf("dropped %d spans after Shutdown, want 5", st.Dropped)
 	}
@@ -291,10 +317,9 @@ func TestShutdownFlushes(t *testing.T) {
 // hold Shutdown past its deadline.
 func TestShutdownTimeout(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.stuck", nil)
-	p := NewPipeline(WithSpanExporter(stuckExporter{}), WithBatchSize(4), WithScheduleDelay(time.Hour), WithLabels(false), WithStderr(io.Discard))
-	g := &meter.Goroutine{TraceID: 3}
+	p := NewPipeline(WithSpanExporter(stuckExporter{}), WithBatchSize(4), WithScheduleDelay(time.Hour), WithStderr(io.Discard))
 	for range 10 {
-		p.TraceEnded(g, spansOf(probe, 4), false)
+		p.TraceSpans(3, spansOf(probe, 4), true, false)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -314,80 +339,205 @@ func TestShutdownTimeout(t *testing.T) {
 
 type stuckExporter struct{}
 
-func (stuckExporter) ExportSpans(ctx context.Context, _ []sdktrace.ReadOnlySpan) error {
+func (stuckExporter) ExportSpans(ctx context.Context, _ []Span) error {
 	<-ctx.Done()
 	return ctx.Err()
 }
 func (stuckExporter) Shutdown(context.Context) error { return nil }
 
-// TestTraceEndedAllocatesNothing: the producer's side, for a warm
+// TestTraceSpansAllocatesNothing: the producer's side, for a warm
 // goroutine, with room in the queue and without.
-func TestTraceEndedAllocatesNothing(t *testing.T) {
+func TestTraceSpansAllocatesNothing(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.allocs", nil)
 	spans := spansOf(probe, 8)
-	g := &meter.Goroutine{TraceID: 1}
 	for _, c := range []struct {
-		name   string
-		queue  int
-		labels bool
-	}{{"room", 1 << 16, false}, {"room/labels", 1 << 16, true}, {"full", 4, false}} {
+		name  string
+		queue int
+	}{{"room", 1 << 16}, {"full", 4}} {
 		t.Run(c.name, func(t *testing.T) {
 			// The batch is the whole queue, so the exporter goroutine
 			// sleeps through the measurement.
-			p := NewPipeline(WithQueueSize(c.queue), WithBatchSize(c.queue), WithScheduleDelay(time.Hour), WithLabels(c.labels), WithStderr(io.Discard))
+			p := NewPipeline(WithQueueSize(c.queue), WithBatchSize(c.queue), WithScheduleDelay(time.Hour), WithStderr(io.Discard))
 			defer p.Shutdown(context.Background())
-			p.TraceEnded(g, spans, false)
-			if a := testing.AllocsPerRun(1000, func() { p.TraceEnded(g, spans, false) }); a != 0 {
-				t.Errorf("TraceEnded allocates %v times per call", a)
+			p.TraceSpans(1, spans, true, false)
+			if a := allocsPerRun(1000, func() { p.TraceSpans(1, spans, true, false) }); a != 0 {
+				t.Errorf("TraceSpans allocates %v times per call", a)
 			}
 		})
 	}
 }
 
 // TestTracedCallAllocatesNothing: a whole traced request through the meter
-// engine and the pipeline, labels off, allocates nothing once warm.
+// engine and the sink that Start builds, allocates nothing once warm,
+// trace start included: with labels off, and with labels asked for but
+// the labels package not linked.
 func TestTracedCallAllocatesNothing(t *testing.T) {
-	a := newApp(t)
-	p := NewPipeline(WithQueueSize(1<<16), WithBatchSize(1<<16), WithScheduleDelay(time.Hour), WithLabels(false))
-	defer p.Shutdown(context.Background())
-	a.configure(t, p)
-	a.request()
-	if n := testing.AllocsPerRun(1000, a.request); n != 0 {
-		t.Errorf("a traced request allocates %v times", n)
+	for _, labels := range []bool{false, true} {
+		t.Run(fmt.Sprintf("labels=%v", labels), func(t *testing.T) {
+			a := newApp(t)
+			// A queue that holds every span of the test: a slow exporter
+			// (under -race) drops nothing, so nothing is reported.
+			e := Start(Settings{Pprof: t.TempDir() + "/p.pprof", Labels: labels, Traces: true, TraceMax: 100_000, Stderr: io.Discard})
+			defer e.Close(context.Background())
+			defer e.StopTraces(context.Background())
+			a.configure(t, e.Sink())
+			e.Run()
+			for range 2000 { // and the exporter's first batches: its tables grow once
+				a.request()
+			}
+			e.Pipeline().Flush(context.Background())
+			if n := allocsPerRun(1000, a.request); n != 0 {
+				t.Errorf("a traced request allocates %v times", n)
+			}
+		})
 	}
 }
 
-// TestRetainingExporter: an exporter that keeps the spans it is given (the
-// SDK's in-memory test exporter keeps their attribute slices) still holds
-// the right values after later batches.
-func TestRetainingExporter(t *testing.T) {
-	probe := meter.NewProbe("example.com/queue.retain", nil)
-	mem := tracetest.NewInMemoryExporter()
-	p := NewPipeline(WithSpanExporter(mem), WithBatchSize(4), WithScheduleDelay(time.Hour), WithLabels(false))
-	g := &meter.Goroutine{}
-	const traces = 6
-	for i := range traces {
-		g.TraceID = uint64(i + 1)
-		s := spansOf(probe, 2)
-		s[0].Inherent, s[1].Inherent = int64(100*i), int64(100*i+1)
-		p.TraceEnded(g, s, false)
+// TestExportBatchAllocatesNothing: the exporter goroutine's work for a
+// batch (take, call paths, conversion, the export call's context) allocates
+// nothing once warm.
+func TestExportBatchAllocatesNothing(t *testing.T) {
+	probe := meter.NewProbe("example.com/queue.batchallocs", nil)
+	p := idlePipeline(nopExporter{}, NewCallPaths())
+	spans := spansOf(probe, 8)
+	round := func() {
+		for i := range 64 {
+			p.TraceSpans(uint64(i), spans, true, false)
+		}
+		for p.exportOnce() > 0 {
+		}
+	}
+	round()
+	if n := allocsPerRun(100, round); n != 0 {
+		t.Errorf("%v allocations per 512 spans exported", n)
+	}
+}
+
+// idlePipeline is a pipeline whose goroutine does not run: the caller
+// drives exportOnce.
+func idlePipeline(e SpanExporter, paths *CallPaths) *Pipeline {
+	c := config{exporter: e, paths: paths, exportTimeout: time.Hour, batchSize: 512, maxExport: 512, queueSize: 2048,
+		backoff: time.Second, backoffMax: time.Second, stderr: io.Discard}
+	p := &Pipeline{cfg: c, q: newQueue(2048, 512), ctx: context.Background(), exporter: e, buf: make([]Span, 512)}
+	return p
+}
+
+type nopExporter struct{}
+
+func (nopExporter) ExportSpans(context.Context, []Span) error { return nil }
+func (nopExporter) Shutdown(context.Context) error            { return nil }
+
+// failingExporter fails every call and counts them.
+type failingExporter struct{ calls atomic.Int64 }
+
+func (e *failingExporter) ExportSpans(context.Context, []Span) error {
+	e.calls.Add(1)
+	return errors.New("connection refused")
+}
+func (e *failingExporter) Shutdown(context.Context) error { return nil }
+
+// TestBackoff: after a failed call the exporter makes no call until its
+// back-off ends (here an hour: so none), producers drop their spans at
+// once meanwhile, and every span is accounted for; the line on stderr
+// names the error. At Shutdown, while backing off, no last attempt is made.
+func TestBackoff(t *testing.T) {
+	probe := meter.NewProbe("example.com/queue.backoff", nil)
+	e := &failingExporter{}
+	var stderr syncBuffer
+	p := NewPipeline(WithSpanExporter(e), WithQueueSize(64), WithBatchSize(8), WithScheduleDelay(time.Hour),
+		WithBackoff(time.Hour, time.Hour), WithStderr(&stderr))
+	p.TraceSpans(1, spansOf(probe, 8), true, false) // a full batch: one call, which fails
+	for !p.refusing.Load() {
+		runtimeYield()
+	}
+	for i := range 1000 {
+		p.TraceSpans(uint64(i+2), spansOf(probe, 8), true, false)
 	}
 	if err := p.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	stubs := mem.GetSpans() // before Shutdown, which empties the exporter
-	p.Shutdown(context.Background())
-	if len(stubs) != 2*traces {
-		t.Fatalf("%d spans, want %d", len(stubs), 2*traces)
+	st := p.Stats()
+	if e.calls.Load() != 1 || st.Errors != 1 || st.Failed != 8 || st.Dropped != 8000 {
+		t.Errorf("calls %d, stats %+v: want 1 call, 8 spans failed, 8000 dropped at once", e.calls.Load(), st)
 	}
-	for i, s := range stubs {
-		want := int64(100*(i/2) + i%2)
-		if len(s.Attributes) != 1 || s.Attributes[0].Value.AsInt64() != want {
-			t.Errorf("span %d: attributes %v, want %s=%d", i, s.Attributes, AttrInherent, want)
+	p.Shutdown(context.Background())
+	if e.calls.Load() != 1 {
+		t.Errorf("%d calls: Shutdown tried again while backing off", e.calls.Load())
+	}
+	out := stderr.String()
+	if !strings.Contains(out, "connection refused") || !strings.Contains(out, "8008 in all") {
+		t.Errorf("stderr %q", out)
+	}
+}
+
+// TestBackoffRetries: the back-off ends, the next batch is tried, and
+// each failure in a row doubles the wait up to the cap, with jitter.
+func TestBackoffRetries(t *testing.T) {
+	probe := meter.NewProbe("example.com/queue.retry", nil)
+	e := &failingExporter{}
+	p := NewPipeline(WithSpanExporter(e), WithQueueSize(64), WithBatchSize(8), WithScheduleDelay(time.Hour),
+		WithBackoff(time.Millisecond, 4*time.Millisecond), WithStderr(io.Discard))
+	defer p.Shutdown(context.Background())
+	for p.Stats().Errors < 5 { // an error counts once its call has returned
+		p.TraceSpans(1, spansOf(probe, 8), true, false)
+		runtimeYield()
+	}
+	if st := p.Stats(); st.Errors < 5 || st.Dropped == 0 {
+		t.Errorf("stats %+v: want at least 5 failed calls and drops between them", st)
+	}
+}
+
+func TestBackoffDelays(t *testing.T) {
+	c := config{backoff: time.Second, backoffMax: 30 * time.Second}
+	for failures, want := range []time.Duration{0, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second} {
+		if failures == 0 {
+			continue
 		}
-		if got := s.SpanContext.TraceID(); got != p.TraceID(uint64(i/2+1)) {
-			t.Errorf("span %d: trace %v", i, got)
+		for range 100 {
+			d := backoffDelay(c, failures)
+			if d < want/2 || d > want {
+				t.Fatalf("after %d failures: %v, want between %v and %v", failures, d, want/2, want)
+			}
 		}
+	}
+	if d := backoffDelay(c, 1000); d > 30*time.Second {
+		t.Fatalf("after 1000 failures: %v", d)
+	}
+}
+
+// TestHoldUntilAttached: a pipeline built to wait for an exporter keeps
+// what producers hand it until the exporter comes, then exports it all.
+func TestHoldUntilAttached(t *testing.T) {
+	probe := meter.NewProbe("example.com/queue.hold", nil)
+	p := NewPipeline(withHold(), WithQueueSize(64), WithBatchSize(8), WithScheduleDelay(time.Hour), WithStderr(io.Discard))
+	defer p.Shutdown(context.Background())
+	for i := range 5 {
+		p.TraceSpans(uint64(i+1), spansOf(probe, 8), true, false)
+	}
+	p.Flush(context.Background())
+	if st := p.Stats(); st.Exported != 0 || st.Queued != 40 {
+		t.Fatalf("before the exporter came: %+v", st)
+	}
+	e := &checkingExporter{}
+	p.attach(e)
+	p.Flush(context.Background())
+	if st := p.Stats(); st.Exported != 40 || e.count() != 40 || st.Dropped != 0 {
+		t.Fatalf("after: %+v, the exporter got %d", st, e.count())
+	}
+}
+
+// TestReleasedWithoutExporter: when no exporter will come and nothing else
+// wants spans, the pipeline takes no more of them, and counts nothing lost.
+func TestReleasedWithoutExporter(t *testing.T) {
+	probe := meter.NewProbe("example.com/queue.release", nil)
+	p := NewPipeline(withHold(), WithQueueSize(64), WithBatchSize(8), WithScheduleDelay(time.Hour), WithStderr(io.Discard))
+	defer p.Shutdown(context.Background())
+	p.TraceSpans(1, spansOf(probe, 8), true, false)
+	p.attach(nil)
+	p.Flush(context.Background())
+	p.TraceSpans(2, spansOf(probe, 8), true, false)
+	if st := p.Stats(); st.Queued != 8 || st.Dropped != 0 || p.q.pending() != 0 {
+		t.Fatalf("stats %+v, %d pending", st, p.q.pending())
 	}
 }
 
@@ -398,12 +548,14 @@ func TestExportTimeout(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.timeout", nil)
 	e := &timeoutExporter{}
 	p := NewPipeline(WithSpanExporter(e), WithBatchSize(1), WithExportTimeout(50*time.Millisecond),
-		WithScheduleDelay(time.Hour), WithLabels(false), WithStderr(io.Discard))
-	g := &meter.Goroutine{TraceID: 1}
+		WithScheduleDelay(time.Hour), WithBackoff(time.Nanosecond, time.Nanosecond), WithStderr(io.Discard))
 	for range 3 {
-		p.TraceEnded(g, spansOf(probe, 1), false)
+		p.TraceSpans(1, spansOf(probe, 1), true, false)
 		if err := p.Flush(context.Background()); err != nil {
 			t.Fatal(err)
+		}
+		for p.refusing.Load() { // the back-off of a nanosecond ends at the exporter's next turn
+			runtimeYield()
 		}
 	}
 	p.Shutdown(context.Background())
@@ -440,7 +592,7 @@ type timeoutCall struct {
 	err              error
 }
 
-func (e *timeoutExporter) ExportSpans(ctx context.Context, _ []sdktrace.ReadOnlySpan) error {
+func (e *timeoutExporter) ExportSpans(ctx context.Context, _ []Span) error {
 	start := time.Now()
 	d, ok := ctx.Deadline()
 	if len(e.calls) == 0 {
@@ -450,3 +602,71 @@ func (e *timeoutExporter) ExportSpans(ctx context.Context, _ []sdktrace.ReadOnly
 	return ctx.Err()
 }
 func (e *timeoutExporter) Shutdown(context.Context) error { return nil }
+
+// recordingExporter keeps a copy of every span it is given.
+type recordingExporter struct {
+	mu    sync.Mutex
+	spans []Span
+}
+
+func (e *recordingExporter) ExportSpans(_ context.Context, spans []Span) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.spans = append(e.spans, spans...)
+	return nil
+}
+func (e *recordingExporter) Shutdown(context.Context) error { return nil }
+
+// TestParts: a trace handed over in parts reaches the exporter with its
+// indexes and parent links as given, the truncated part's spans marked,
+// and times converted to wall-clock nanoseconds.
+func TestParts(t *testing.T) {
+	a := newApp(t)
+	e := &recordingExporter{}
+	p := NewPipeline(WithSpanExporter(e), WithScheduleDelay(time.Hour))
+	// root(0) → work(1) → leaf(2); leaf and... the first part holds the
+	// span that ended while the root ran, the final part the rest.
+	first := []meter.Span{{Probe: a.lex, Index: 2, Parent: 1, Start: 30, End: 40, Inherent: 10}}
+	final := []meter.Span{
+		{Probe: a.handle, Index: 0, Parent: -1, Start: 10, End: 100, Inherent: 50},
+		{Probe: a.parse, Index: 1, Parent: 0, Start: 20, End: 60, Inherent: 30},
+		{Probe: a.parse, Index: 3, Parent: 0, Start: 70, End: 0, Inherent: 0}, // cut off
+	}
+	p.TraceSpans(42, first, false, true)
+	p.TraceSpans(42, final, true, false)
+	p.Shutdown(context.Background())
+	if len(e.spans) != 4 {
+		t.Fatalf("%d spans", len(e.spans))
+	}
+	base := e.spans[1].Start - 10 // the manual clock's tick 0 in wall time
+	for i, want := range []Span{
+		{Trace: 42, Index: 2, Parent: 1, Name: a.lex.Name(), Start: base + 30, End: base + 40, Inherent: 10, Truncated: true},
+		{Trace: 42, Index: 0, Parent: -1, Name: a.handle.Name(), Start: base + 10, End: base + 100, Inherent: 50},
+		{Trace: 42, Index: 1, Parent: 0, Name: a.parse.Name(), Start: base + 20, End: base + 60, Inherent: 30},
+		{Trace: 42, Index: 3, Parent: 0, Name: a.parse.Name(), Start: base + 70, End: base + 70},
+	} {
+		if e.spans[i] != want {
+			t.Errorf("span %d: %+v, want %+v", i, e.spans[i], want)
+		}
+	}
+	if now := time.Now().UnixNano(); base > now || now-base > int64(time.Hour) {
+		t.Errorf("times are not wall-clock nanoseconds: %d, now %d", base, now)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -4,11 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 
-	"github.com/google/pprof/profile"
-
-	"github.com/meterio/meter/clock"
 	"github.com/meterio/meter/meter"
 )
 
@@ -19,98 +15,50 @@ const (
 	SampleInherent  = "inherent"  // ns: inclusive minus metered children; the default
 )
 
-// CallPaths aggregates exported spans by call path: the probes from the
-// trace's root down to the span. The exporter goroutine adds to it once per
-// batch; WriteProfile reads it. Its size follows the number of distinct
-// paths, not the number of spans.
-type CallPaths struct {
-	mu    sync.Mutex
-	nodes []pathNode        // node 0 is the empty path
-	index map[pathKey]int32 // (parent node, probe) → node
-	trace uint64            // trace the last record belonged to
-	node  []int32           // node of each span of that trace, by index
+// Field numbers of profile.proto (github.com/google/pprof/proto/profile.proto).
+const (
+	profSampleType        = 1
+	profSample            = 2
+	profMapping           = 3
+	profLocation          = 4
+	profFunction          = 5
+	profStringTable       = 6
+	profTimeNanos         = 9
+	profPeriodType        = 11
+	profPeriod            = 12
+	profComment           = 13
+	profDefaultSampleType = 14
 
-	byPrb map[*meter.Probe]*pathTotals // totals of traced firings per probe
-}
+	valueTypeType = 1
+	valueTypeUnit = 2
 
-type pathKey struct {
-	parent int32
-	probe  *meter.Probe
-}
+	sampleLocationID = 1
+	sampleValue      = 2
+	sampleLabel      = 3
 
-type pathNode struct {
-	parent                     int32
-	probe                      *meter.Probe
-	count, inclusive, inherent int64
-}
+	labelKey = 1
+	labelStr = 2
 
-type pathTotals struct{ count, inclusive, inherent int64 }
+	mappingID           = 1
+	mappingFilename     = 5
+	mappingHasFunctions = 7
 
-// NewCallPaths returns an empty aggregate.
-func NewCallPaths() *CallPaths {
-	return &CallPaths{
-		nodes: []pathNode{{parent: -1}},
-		index: map[pathKey]int32{},
-		byPrb: map[*meter.Probe]*pathTotals{},
-	}
-}
+	locationID        = 1
+	locationMappingID = 2
+	locationLine      = 4
 
-// add folds a batch of records in, given as the one or two runs of queue
-// slots that hold them. The records of one trace are consecutive in the
-// queue, so a trace split over two batches continues where it left.
-func (c *CallPaths) add(a, b []slot) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i := range a {
-		c.addRecord(&a[i].rec)
-	}
-	for i := range b {
-		c.addRecord(&b[i].rec)
-	}
-}
+	lineFunctionID = 1
 
-func (c *CallPaths) addRecord(r *record) {
-	if r.index == 0 || r.trace != c.trace {
-		c.trace = r.trace
-		c.node = c.node[:0]
-	}
-	if int(r.index) != len(c.node) { // not the next span of this trace: its start was lost
-		return
-	}
-	parent := int32(0)
-	if r.parent >= 0 && int(r.parent) < len(c.node) {
-		parent = c.node[r.parent]
-	}
-	key := pathKey{parent, r.probe}
-	n, ok := c.index[key]
-	if !ok {
-		n = int32(len(c.nodes))
-		c.nodes = append(c.nodes, pathNode{parent: parent, probe: r.probe})
-		c.index[key] = n
-	}
-	c.node = append(c.node, n)
-	incl := clock.Nanos(clock.Elapsed(r.start, r.end))
-	if r.end == 0 {
-		incl = 0
-	}
-	nd := &c.nodes[n]
-	nd.count++
-	nd.inclusive += incl
-	nd.inherent += r.inherent
-	t := c.byPrb[r.probe]
-	if t == nil {
-		t = &pathTotals{}
-		c.byPrb[r.probe] = t
-	}
-	t.count++
-	t.inclusive += incl
-	t.inherent += r.inherent
-}
+	functionID         = 1
+	functionName       = 2
+	functionSystemName = 3
+)
 
 // WriteProfile writes the model and the call paths as a pprof profile
-// (gzipped protobuf) with the sample types count, inclusive and inherent
-// (ns); inherent is the default, so a flame graph of it shows where time
-// goes, and a frame's cumulative inherent time is its inclusive time.
+// (profile.proto, uncompressed: pprof reads it as it reads gzipped ones)
+// with the sample types count, inclusive and inherent (ns); inherent is the
+// default, so a flame graph of it shows where time goes, and a frame's
+// cumulative inherent time is its inclusive time.
 //
 // Every traced firing is a sample whose stack is its call path (root →
 // leaf), labelled source=trace. What the model holds beyond the traced
@@ -119,45 +67,75 @@ func (c *CallPaths) addRecord(r *record) {
 // source=model. So for each probe, the samples it is the leaf of add up to
 // its row in the model: count, total and inherent total. paths may be nil.
 func WriteProfile(w io.Writer, s meter.Snapshot, paths *CallPaths) error {
-	return buildProfile(s, paths).Write(w)
+	_, err := w.Write(encodeProfile(s, paths))
+	return err
 }
 
-// WritePprofFile writes the profile to path atomically.
+// WritePprofFile writes the profile to path as WriteFile does.
 func WritePprofFile(path string, s meter.Snapshot, paths *CallPaths) error {
-	return WriteFileAtomic(path, func(w io.Writer) error { return WriteProfile(w, s, paths) })
+	return WriteFile(path, func(w io.Writer) error { return WriteProfile(w, s, paths) })
 }
 
-func buildProfile(s meter.Snapshot, paths *CallPaths) *profile.Profile {
-	p := &profile.Profile{
-		SampleType: []*profile.ValueType{
-			{Type: SampleCount, Unit: "count"},
-			{Type: SampleInclusive, Unit: "nanoseconds"},
-			{Type: SampleInherent, Unit: "nanoseconds"},
-		},
-		DefaultSampleType: SampleInherent,
-		TimeNanos:         s.Taken.UnixNano(),
-		PeriodType:        &profile.ValueType{Type: SampleCount, Unit: "count"},
-		Period:            1,
-		Comments:          []string{"meter: metered call paths and the performance model; clock " + s.Clock},
+// profileBuilder holds the tables of a profile being encoded: strings,
+// and one function and one location per probe name (ids from 1).
+type profileBuilder struct {
+	strings []string
+	strIdx  map[string]int64
+	funcs   []int64          // string index of each function's name; id = index + 1
+	locs    map[string]int64 // probe name → location (= function) id
+	samples protobuf         // the encoded samples
+	scratch protobuf
+	ids     []uint64
+}
+
+func (b *profileBuilder) str(s string) int64 {
+	if i, ok := b.strIdx[s]; ok {
+		return i
 	}
-	// One mapping for the program, already symbolized: the locations are
-	// probes, named, without addresses.
-	exe, _ := os.Executable()
-	m := &profile.Mapping{ID: 1, File: filepath.Base(exe), HasFunctions: true}
-	p.Mapping = []*profile.Mapping{m}
-	locs := map[string]*profile.Location{}
-	loc := func(name string) *profile.Location {
-		if l, ok := locs[name]; ok {
-			return l
-		}
-		f := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
-		p.Function = append(p.Function, f)
-		l := &profile.Location{ID: uint64(len(p.Location) + 1), Mapping: m, Line: []profile.Line{{Function: f}}}
-		p.Location = append(p.Location, l)
-		locs[name] = l
-		return l
+	i := int64(len(b.strings))
+	b.strings = append(b.strings, s)
+	b.strIdx[s] = i
+	return i
+}
+
+func (b *profileBuilder) loc(name string) uint64 {
+	if id, ok := b.locs[name]; ok {
+		return uint64(id)
 	}
+	b.funcs = append(b.funcs, b.str(name))
+	id := int64(len(b.funcs))
+	b.locs[name] = id
+	return uint64(id)
+}
+
+// sample adds one sample: its stack (location ids, leaf first), its three
+// values and its source label.
+func (b *profileBuilder) sample(stack []uint64, count, inclusive, inherent int64, source string) {
+	key, val := b.str("source"), b.str(source)
+	b.samples.message(profSample, &b.scratch, func(m *protobuf) {
+		m.packedUint64(sampleLocationID, stack)
+		m.packedInt64(sampleValue, []int64{count, inclusive, inherent})
+		// Label is a sub-message of Sample: encode it in place, it is
+		// two small varints.
+		m.key(sampleLabel, wireBytes)
+		var l protobuf
+		l.int64(labelKey, key)
+		l.int64(labelStr, val)
+		m.varint(uint64(len(l.b)))
+		m.b = append(m.b, l.b...)
+	})
+}
+
+func encodeProfile(s meter.Snapshot, paths *CallPaths) []byte {
+	b := &profileBuilder{strings: []string{""}, strIdx: map[string]int64{"": 0}, locs: map[string]int64{}}
 	traced := map[string]pathTotals{}
+	probes := meter.Probes()
+	name := func(id int32) string {
+		if int(id) < len(probes) {
+			return probes[id].Name()
+		}
+		return ""
+	}
 	if paths != nil {
 		paths.mu.Lock()
 		for i := 1; i < len(paths.nodes); i++ {
@@ -165,22 +143,18 @@ func buildProfile(s meter.Snapshot, paths *CallPaths) *profile.Profile {
 			if n.count == 0 {
 				continue
 			}
-			var stack []*profile.Location // leaf first
+			b.ids = b.ids[:0] // leaf first
 			for j := int32(i); j > 0; j = paths.nodes[j].parent {
-				stack = append(stack, loc(paths.nodes[j].probe.Name()))
+				b.ids = append(b.ids, b.loc(name(paths.nodes[j].probe)))
 			}
-			p.Sample = append(p.Sample, &profile.Sample{
-				Location: stack,
-				Value:    []int64{n.count, n.inclusive, n.inherent},
-				Label:    map[string][]string{"source": {"trace"}},
-			})
+			b.sample(b.ids, n.count, n.inclusive, n.inherent, "trace")
 		}
 		for pr, t := range paths.byPrb {
-			tt := traced[pr.Name()]
+			tt := traced[name(pr)]
 			tt.count += t.count
 			tt.inclusive += t.inclusive
 			tt.inherent += t.inherent
-			traced[pr.Name()] = tt
+			traced[name(pr)] = tt
 		}
 		paths.mu.Unlock()
 	}
@@ -190,30 +164,54 @@ func buildProfile(s meter.Snapshot, paths *CallPaths) *profile.Profile {
 		if c <= 0 && in <= 0 && inh <= 0 {
 			continue
 		}
-		p.Sample = append(p.Sample, &profile.Sample{
-			Location: []*profile.Location{loc(r.Probe)},
-			Value:    []int64{max(c, 0), max(in, 0), max(inh, 0)},
-			Label:    map[string][]string{"source": {"model"}},
+		b.sample([]uint64{b.loc(r.Probe)}, max(c, 0), max(in, 0), max(inh, 0), "model")
+	}
+
+	var p, m, line protobuf
+	valueType := func(field int, typ, unit string) {
+		t, u := b.str(typ), b.str(unit)
+		p.message(field, &m, func(m *protobuf) {
+			m.int64(valueTypeType, t)
+			m.int64(valueTypeUnit, u)
 		})
 	}
-	return p
-}
-
-// Frozen returns a copy of the call paths as they are now. Take the copy
-// before meter.Take when writing a profile: every span in the copy is then
-// in the snapshot too, because a firing is recorded in the model before its
-// trace reaches the export path.
-func (c *CallPaths) Frozen() *CallPaths {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	f := &CallPaths{
-		nodes: append([]pathNode(nil), c.nodes...),
-		index: map[pathKey]int32{},
-		byPrb: make(map[*meter.Probe]*pathTotals, len(c.byPrb)),
+	valueType(profSampleType, SampleCount, "count")
+	valueType(profSampleType, SampleInclusive, "nanoseconds")
+	valueType(profSampleType, SampleInherent, "nanoseconds")
+	p.b = append(p.b, b.samples.b...)
+	// One mapping for the program, already symbolized: the locations are
+	// probes, named, without addresses.
+	exe, _ := os.Executable()
+	file := b.str(filepath.Base(exe))
+	p.message(profMapping, &m, func(m *protobuf) {
+		m.uint64(mappingID, 1)
+		m.int64(mappingFilename, file)
+		m.bool(mappingHasFunctions, true)
+	})
+	for i := range b.funcs {
+		id := uint64(i + 1)
+		p.message(profLocation, &m, func(m *protobuf) {
+			m.uint64(locationID, id)
+			m.uint64(locationMappingID, 1)
+			m.message(locationLine, &line, func(l *protobuf) { l.uint64(lineFunctionID, id) })
+		})
 	}
-	for p, t := range c.byPrb {
-		tt := *t
-		f.byPrb[p] = &tt
+	for i, name := range b.funcs {
+		id := uint64(i + 1)
+		p.message(profFunction, &m, func(m *protobuf) {
+			m.uint64(functionID, id)
+			m.int64(functionName, name)
+			m.int64(functionSystemName, name)
+		})
 	}
-	return f
+	valueType(profPeriodType, SampleCount, "count")
+	p.int64(profPeriod, 1)
+	p.int64(profTimeNanos, s.Taken.UnixNano())
+	comment := b.str("meter: metered call paths and the performance model; clock " + s.Clock)
+	p.int64(profComment, comment)
+	p.int64(profDefaultSampleType, b.str(SampleInherent))
+	for _, str := range b.strings { // last: every index is known now
+		p.string(profStringTable, str)
+	}
+	return p.b
 }

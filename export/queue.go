@@ -2,31 +2,37 @@ package export
 
 import (
 	"sync/atomic"
-
-	"github.com/meterio/meter/meter"
 )
 
 // record is one span as it waits in the queue: a copy of meter.Span plus the
-// trace it belongs to and its index in that trace.
+// trace it belongs to. It holds no pointer (the probe is its id in
+// registration order), so that the ring is memory the garbage collector
+// never scans, and a producer writes it without write barriers.
 type record struct {
-	trace    uint64 // meter.Goroutine.TraceID
-	probe    *meter.Probe
-	start    int64 // ticks
-	end      int64 // ticks
-	inherent int64 // ns
-	parent   int32 // index of the parent span in the same trace; -1 for the root
-	index    int32 // index of this span in its trace
-	flags    uint32
+	trace    uint64 // the meter trace id
+	start    int64  // ticks
+	end      int64  // ticks; 0 for a firing cut off before it ended
+	inherent int64  // ns
+	parent   int32  // index of the parent span in the same trace; -1 for the root
+	index    int32  // index of this span in its trace
+	probe    int32  // meter.Probe.ID
+	flags    uint16
+	run      uint16 // on the first record of a claim: how many positions it claimed
 }
 
-const flagTruncated = 1 // set on a root whose trace reached METER_TRACE_MAX
+const (
+	flagTruncated = 1 << iota // handed over in a truncated part of its trace
+	flagFinal                 // the last span of its trace's final part
+)
 
-// slot holds one record. seq is the queue position + 1 once the record for
-// that position is written. The consumer reads seq only when some claimed
-// position may not be published yet (see take).
+// slot holds one record. On the first slot of a claim, seq is the queue
+// position + 1 once every record of the claim is written (publish): one
+// atomic store per claim, not per record. The consumer reads seq only when
+// some claimed position may not be published yet (see take).
 type slot struct {
 	seq atomic.Uint64
 	rec record
+	_   [8]byte // a slot is a cache line
 }
 
 type pad [64]byte
@@ -34,9 +40,10 @@ type pad [64]byte
 // queue is a bounded multi-producer single-consumer ring of span records,
 // after Vyukov's bounded queue and JCTools' MpscArrayQueue, with one change:
 // a producer claims all the spans of a trace with a single compare-and-swap
-// on the tail, then fills and publishes each slot, then adds the trace's
-// spans to done. So a trace costs one contended compare-and-swap and one
-// contended add, not one per span.
+// on the tail, fills the slots, publishes the claim with one store of seq
+// in its first slot, then adds the trace's spans to done. So a trace costs
+// one contended compare-and-swap, one store and one contended add, not one
+// of each per span.
 //
 // Zero copy: the consumer reads records in place. take says how many are
 // published from the head on and moves the head past them at once, so that
@@ -68,42 +75,50 @@ type queue struct {
 	_      pad
 	target atomic.Uint64 // wake the consumer when done reaches it; consumer writes
 	hole   atomic.Uint64 // wake the consumer when this position is published; consumer writes
-	parked atomic.Bool   // the consumer is (about to be) waiting in select
+	parked atomic.Bool   // the consumer is (about to be) waiting: for tests to see
 	_      pad
 	slots  []slot
 	mask   uint64
 	size   uint64        // capacity: at most size positions are claimed and not taken
 	wake   chan struct{} // capacity 1
+	known  uint64        // consumer only: every position below it is published
 }
 
 const unarmed = 1 << 63 // target while the consumer is awake: never reached
 
-// newQueue returns a queue that holds size spans (rounded up to a power of
-// two) while the consumer exports up to batch taken ones in place. The ring
-// has a power of two of at least size+batch slots: a batch taken from
-// positions [h, h+n), n <= batch, occupies slots that positions up to
-// h+n+size-1, the most producers may claim before the next take, never
-// reach.
+// newQueue returns a queue that holds size spans while the consumer
+// exports up to batch taken ones in place. The ring has a power of two of
+// at least size+batch slots: a batch taken from positions [h, h+n),
+// n <= batch, occupies slots that positions up to h+n+size-1, the most
+// producers may claim before the next take, never reach.
 func newQueue(size, batch int) *queue {
-	n := 1
-	for n < size {
-		n <<= 1
-	}
-	ring := 1
-	for ring < n+batch {
-		ring <<= 1
-	}
-	q := &queue{slots: make([]slot, ring), mask: uint64(ring - 1), size: uint64(n), wake: make(chan struct{}, 1)}
+	ring := ringSize(size, batch)
+	q := &queue{slots: make([]slot, ring), mask: uint64(ring - 1), size: uint64(size), wake: make(chan struct{}, 1)}
 	q.target.Store(unarmed) // nobody signals until the consumer arms it
 	q.hole.Store(unarmed)
 	return q
 }
 
-// claim reserves up to n consecutive positions and returns the first and how
-// many it got: fewer than n when the queue is nearly full, 0 when full.
-// Lock-free: one load of each index and one CAS, retried only when another
-// producer claimed in between.
+// ringSize is the number of slots newQueue allocates: the smallest power
+// of two of at least size+batch.
+func ringSize(size, batch int) int {
+	ring := 1
+	for ring < size+batch {
+		ring <<= 1
+	}
+	return ring
+}
+
+// maxRun is the most positions one claim takes, so that its length fits
+// a record's run field.
+const maxRun = 1<<16 - 1
+
+// claim reserves up to n (at most maxRun) consecutive positions and
+// returns the first and how many it got: fewer than n when the queue is
+// nearly full, 0 when full. Lock-free: one load of each index and one CAS,
+// retried only when another producer claimed in between.
 func (q *queue) claim(n int) (uint64, int) {
+	n = min(n, maxRun)
 	for {
 		t := q.tail.Load()
 		h := q.head.Load()
@@ -125,11 +140,11 @@ func (q *queue) claim(n int) (uint64, int) {
 	}
 }
 
-// publish makes the record at position pos visible to a consumer that
-// checks slots one by one.
-func (q *queue) publish(pos uint64, r *record) {
+// publish makes the k records claimed from position pos on, already
+// written, visible to a consumer that checks claims one by one.
+func (q *queue) publish(pos uint64, k int) {
 	s := &q.slots[pos&q.mask]
-	s.rec = *r
+	s.rec.run = uint16(k)
 	s.seq.Store(pos + 1)
 }
 
@@ -163,27 +178,34 @@ func (q *queue) pending() int {
 //
 // When done equals tail, every claimed position is published, and take
 // touches no slot: the common case (no producer between its claim and its
-// add to done). Otherwise it checks each slot's seq and stops at the first
-// that is not published yet.
+// add to done). Otherwise it walks the claims from the head, one seq load
+// each, and stops at the first that is not published yet.
 func (q *queue) take(max int) (uint64, int) {
 	h := q.head.Load()
 	d := q.done.Load() // before tail: d == t then means all of [0, t) is published
 	t := q.tail.Load()
-	var n int
+	limit := h + uint64(max)
+	pos := h
 	if d == t {
-		n = int(min(t-h, uint64(max)))
+		pos = min(t, limit)
+		q.known = t
 	} else {
-		for ; n < max; n++ {
-			pos := h + uint64(n)
-			if q.slots[pos&q.mask].seq.Load() != pos+1 {
-				break // not yet published (or empty)
+		for pos < limit {
+			if pos < q.known {
+				pos = min(q.known, limit)
+				continue
 			}
+			s := &q.slots[pos&q.mask]
+			if s.seq.Load() != pos+1 {
+				break // not yet published (or never claimed)
+			}
+			q.known = pos + uint64(s.rec.run)
 		}
 	}
-	if n > 0 {
-		q.head.Store(h + uint64(n))
+	if pos > h {
+		q.head.Store(pos)
 	}
-	return h, n
+	return h, int(pos - h)
 }
 
 // records returns the slots of n positions from h on, as one or two runs
@@ -222,8 +244,9 @@ func (q *queue) armHole() bool {
 	h := q.head.Load()
 	q.hole.Store(h)
 	// A producer that read hole before the store published before its
-	// add: see whether it did.
-	return q.slots[h&q.mask].seq.Load() != h+1
+	// add: see whether it did. The head is the start of a claim, unless
+	// it lies inside one known to be published.
+	return h >= q.known && q.slots[h&q.mask].seq.Load() != h+1
 }
 
 func (q *queue) disarmHole() { q.hole.Store(unarmed) }

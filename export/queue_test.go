@@ -5,6 +5,7 @@ import (
 	"io"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/meterio/meter/meter"
 )
@@ -18,9 +19,10 @@ func TestQueueTakenRecordsStayPut(t *testing.T) {
 	put := func(n int) int {
 		pos, k := q.claim(n)
 		for i := range k {
-			q.publish(pos+uint64(i), &record{trace: pos + uint64(i)})
+			q.slots[(pos+uint64(i))&q.mask].rec = record{trace: pos + uint64(i)}
 		}
 		if k > 0 {
+			q.publish(pos, k)
 			q.produced(pos, k)
 		}
 		return k
@@ -62,24 +64,25 @@ func TestQueueTakenRecordsStayPut(t *testing.T) {
 func TestStalledProducer(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.stalled", nil)
 	e := &checkingExporter{}
-	p := NewPipeline(WithSpanExporter(copyingChecker{e}), WithQueueSize(64), WithBatchSize(4),
-		WithScheduleDelay(time.Hour), WithLabels(false), WithStderr(io.Discard))
+	p := NewPipeline(WithSpanExporter(e), WithQueueSize(64), WithBatchSize(4),
+		WithScheduleDelay(time.Hour), WithStderr(io.Discard))
 	defer p.Shutdown(context.Background())
 	pos, k := p.q.claim(1) // the stalled producer
 	if k != 1 {
 		t.Fatalf("claimed %d", k)
 	}
-	g := &meter.Goroutine{}
 	for i := range 8 {
-		g.TraceID = uint64(i + 1)
-		p.TraceEnded(g, spansOf(probe, 1), false)
+		p.TraceSpans(uint64(i+1), spansOf(probe, 1), true, false)
 	}
-	time.Sleep(50 * time.Millisecond)
+	for !p.q.parked.Load() || p.q.hole.Load() != pos { // the exporter waits on the stalled slot
+		runtimeYield()
+	}
 	if st := p.Stats(); st.Exported != 0 || p.q.hole.Load() != pos || !p.q.parked.Load() {
 		t.Errorf("before the stalled producer publishes: exported %d, waiting on position %d (parked %v); want 0 and %d",
 			st.Exported, p.q.hole.Load(), p.q.parked.Load(), pos)
 	}
-	p.q.publish(pos, &record{trace: 100, probe: probe, inherent: 5, parent: -1})
+	p.q.slots[pos&p.q.mask].rec = record{trace: 100, probe: int32(probe.ID()), end: 5, inherent: 5, parent: -1}
+	p.q.publish(pos, 1)
 	p.q.produced(pos, 1)
 	if err := p.Flush(context.Background()); err != nil {
 		t.Fatal(err)
@@ -89,5 +92,13 @@ func TestStalledProducer(t *testing.T) {
 	}
 	for _, msg := range e.errs {
 		t.Error(msg)
+	}
+}
+
+// TestSlotIsACacheLine: a record and its sequence word fill one 64-byte
+// line, so that a producer writing a span touches one line.
+func TestSlotIsACacheLine(t *testing.T) {
+	if s := unsafe.Sizeof(slot{}); s != 64 {
+		t.Errorf("a slot is %d bytes, want 64", s)
 	}
 }

@@ -2,287 +2,171 @@ package meter
 
 import (
 	"math"
+	"sync"
 	"sync/atomic"
-	"unsafe"
+	"time"
+
+	"github.com/meterio/meter/clock"
+	"github.com/meterio/meter/extensions/budget"
+	"github.com/meterio/meter/extensions/flowcheck"
+	"github.com/meterio/meter/extensions/hotspot"
+	"github.com/meterio/meter/extensions/spotcheck"
+	"github.com/meterio/meter/extensions/tracepoint"
 )
 
 // Unlimited is the allowance of a probe whose typical time is not known yet.
 const Unlimited = math.MaxInt64
 
-// Gate decides which firings outside any trace start one (tracepoint,
-// flowcheck). A firing is offered to the gates only if its probe is eligible:
-// not disabled, and some firing of it has already ended.
-type Gate interface {
-	// Start is called for every eligible firing outside a trace and
-	// reports whether it starts a trace on g.
-	Start(g *Goroutine, p *Probe) bool
-	// Ended is called on g when a trace ends there.
-	Ended(g *Goroutine)
+// Chain is the closed set of extensions, as Configure wires it: a nil rule
+// is an extension that is off. The engine asks them, for each firing, in
+// the order the fields come: hotspot (is the probe disabled?), the trace
+// gates (tracepoint, flowcheck; with neither, every firing passes), budget;
+// spotcheck sees only disabled probes' firings.
+type Chain struct {
+	Enabled    bool
+	Hotspot    *hotspot.Rule
+	Tracepoint *tracepoint.Rule
+	Flowcheck  *flowcheck.Rule
+	Budget     *budget.Rule
+	Spotcheck  *spotcheck.Rule
+
+	TraceMax int32 // firings metered in one trace at most; 0: no maximum
+	// HandOver is how long a trace may run before the spans that have
+	// ended are handed to the sink (its root still running); 0: 2 s.
+	HandOver time.Duration
+	Sink     Sink          // receives traces; nil: none
+	Clock    *clock.Manual // the clock firings read; nil: the process clock
+	Seed     uint64        // flowcheck's generators' seed; 0: from the time
 }
 
-// Countdown is a Gate whose common answer, "not yet", is a countdown the
-// engine runs itself, so that a firing outside a trace costs a decrement
-// and no call. For every offered firing the engine decrements the gate's
-// word, and calls Expired only when the word falls to zero or below. Start
-// must do the same by itself (decrement, then Expired at zero or below):
-// the engine runs one countdown of each kind inline and asks any further
-// one through Start. Per probe, the word is decremented atomically (it is
-// shared by every goroutine firing the probe) and Expired sees the value
-// its own decrement produced; per goroutine, the word is the goroutine's
-// own. Configure zeroes every goroutine's words, and calls Registered, if
-// the gate has it, for every probe, before any firing sees the new chain.
-type Countdown interface {
-	Gate
-	// Countdown names the word: an index into Probe.Ext when perProbe,
-	// otherwise into Goroutine.Ext.
-	Countdown() (word int, perProbe bool)
-	// Expired is called when an offered firing's decrement left the word
-	// at left ≤ 0, and reports whether that firing starts a trace.
-	Expired(g *Goroutine, p *Probe, left int64) bool
-}
-
-// Due is the common answer of a per-probe count that the engine runs down
-// (a per-probe Countdown, the Spotter) and that comes due every n firings:
-// given the value left that a firing's own decrement of w produced, zero or
-// below, it reports whether that firing is the due one, and if so adds n
-// back. The firing that takes the count to zero is due. Firings on other
-// goroutines that decrement before it adds n back read below zero: they
-// are counted, and one is due only if it lands on a further multiple of n,
-// so exactly one firing in n is due however the decrements interleave.
-func Due(w *atomic.Int64, left, n int64) bool {
-	if -left%n != 0 {
-		return false
-	}
-	w.Add(n)
-	return true
-}
-
-// Registrar is a Gate that sets up each probe's words: Configure calls
-// Registered for every probe registered so far, NewProbe for each new one.
-type Registrar interface {
-	Registered(p *Probe)
-}
-
-// Allowance gives a probe's budget: how many measurements one firing of it
-// may make, itself included (budget). Unlimited means no cap.
-type Allowance interface {
-	Allowance(p *Probe) int64
-}
-
-// Judge sees every metered firing as it ends, with its inclusive and
-// inherent ns, and may disable or re-enable the probe (hotspot, budget,
-// spotcheck).
-type Judge interface {
-	Ended(p *Probe, inclusive, inherent int64)
-}
-
-// Reenabler is told when a disabled probe is enabled again, so it can
-// reset what it keeps for the probe (hotspot gives back the initial balance).
-type Reenabler interface {
-	Reenabled(p *Probe)
-}
-
-// Spotter decides which firings of a disabled probe are metered anyway
-// (spotcheck). Like a per-probe Countdown, its common answer is a count the
-// engine runs itself: for every firing of a disabled probe the engine
-// decrements the probe's word SpotWord atomically, and calls Spot, with the
-// value its own decrement produced, only when that is zero or below. Spot
-// reports whether that firing is due a spot check; meter says whether the
-// engine will meter it if it is (it will not when the firing's trace is
-// full or its ancestor's pool is empty), so that the spotter waits only
-// for spot checks that happen. A Spotter that is a Registrar sets up each
-// probe's word. It sees a disabled probe's firings only when the chain
-// keeps gate words set (Chain.KeepGates).
-type Spotter interface {
-	SpotWord() int
-	Spot(p *Probe, left int64, meter bool) bool
-}
-
-// Labeler labels a row of the model (hotspot labels hot probes).
-type Labeler interface {
-	Label(r *Row) string
-}
-
-// Sink receives finished traces. Both calls run on the traced goroutine and
-// must neither block nor keep spans after returning.
+// Sink receives traces. Its calls run on the traced goroutine and must
+// neither block nor keep the spans after returning.
 type Sink interface {
+	// TraceStarted is called when a trace starts on g, at root.
 	TraceStarted(g *Goroutine, root *Probe)
-	TraceEnded(g *Goroutine, spans []Span, truncated bool)
+	// TraceSpans hands over spans of trace id (unique in the process). A
+	// trace may come in several parts: spans that ended, handed over while
+	// its root still runs (truncated: the trace outlived the hand-over
+	// interval), then the rest, with final set. truncated on the final
+	// part says the trace reached the trace maximum, was handed over in
+	// parts, or lost its root to a panic.
+	TraceSpans(trace uint64, spans []Span, final, truncated bool)
 }
 
 // Span is one metered firing inside a trace.
 type Span struct {
 	Probe    *Probe
+	Index    int32 // its index in the trace, in the order firings began
 	Parent   int32 // index of the nearest metered ancestor's span; -1 for the root
 	Start    int64 // ticks
-	End      int64 // ticks
+	End      int64 // ticks; 0 for a firing cut off before it ended
 	Inherent int64 // ns
 }
 
-// Extension is anything wired into the chain. Name and Settings describe it
-// in the model's header.
-type Extension interface {
-	Name() string
-	Settings() string
-}
-
-// Chain is what Configure wires: the extensions in the order DESIGN.md fixes.
-type Chain struct {
-	Enabled   bool // false: no probe is ever switched on
-	Gates     []Gate
-	Allowance Allowance
-	Judges    []Judge
-	Labelers  []Labeler
-	Sink      Sink
-	Spotter   Spotter
-	TraceMax  int32
-	// KeepGates leaves a disabled probe's gate word set, so that its
-	// firings still reach Begin (spot checks count them there).
-	KeepGates  bool
-	Extensions []Extension
-}
-
-// engine is the configured chain, flattened for the hot path. It is written
-// once by Configure, before probes are switched on, and only read after.
+// engine is the wired chain. Configure writes it while no firing reads it
+// (at the first probe registration, and in tests between runs).
 var engine struct {
-	on     bool
-	gating gating // what Begin does outside a trace
-	// The gates, sorted for the hot path: at most one countdown per
-	// goroutine (gword ≥ 0) and one per probe (pword ≥ 0) run inline;
-	// every other gate is asked through gates.
-	gword, pword   int
-	gcount, pcount Countdown
-	gates          []Gate
-	all            []Gate // every gate, for Ended
-	allowance      Allowance
-	judges         []Judge
-	labelers       []Labeler
-	sink           Sink
-	spotter        Spotter
-	traceMax       int32
-	sword          int // the spotter's word
-	keepGates      bool
-	exts           []Extension
+	on    bool
+	gated bool // a trace gate (tracepoint, flowcheck) is on
+
+	hotspot    *hotspot.Rule
+	tracepoint *tracepoint.Rule
+	flowcheck  *flowcheck.Rule
+	budget     *budget.Rule
+	spotcheck  *spotcheck.Rule
+
+	traceMax  int32
+	handEvery int64 // ticks
+	sink      Sink
+	manual    *clock.Manual
+	seed      uint64
 }
 
-// Configure installs the chain. Call it once, before the first firing; the
-// probe package does so at the first registration. Probes already
-// registered are switched on or off to match.
+var (
+	configureMu sync.Mutex
+	seeded      atomic.Uint64 // goroutines whose flowcheck generator is seeded
+)
+
+// Configure wires c. Probes registered before are kept, with their
+// statistics and their states, and their generated on-words set to match.
+// Call it before firings start (the probe package does, at the first
+// registration), or while none run (tests).
 func Configure(c Chain) {
+	configureMu.Lock()
+	defer configureMu.Unlock()
+	findGoid()
 	engine.on = c.Enabled && Supported
-	engine.all = c.Gates
-	engine.gates = nil
-	engine.gword, engine.pword = -1, -1
-	engine.gcount, engine.pcount = nil, nil
-	for _, gt := range c.Gates {
-		cd, ok := gt.(Countdown)
-		if !ok {
-			engine.gates = append(engine.gates, gt)
-			continue
-		}
-		switch w, perProbe := cd.Countdown(); {
-		case perProbe && engine.pcount == nil:
-			engine.pword, engine.pcount = w, cd
-		case !perProbe && engine.gcount == nil:
-			engine.gword, engine.gcount = w, cd
-		default:
-			engine.gates = append(engine.gates, gt) // a second of its kind: asked through Start
-		}
+	if engine.on && started.Load().(time.Time).IsZero() {
+		started.Store(time.Now())
 	}
-	switch {
-	case len(c.Gates) == 0:
-		engine.gating = ungated
-	case engine.gates != nil:
-		engine.gating = gatesToAsk
-	case engine.pcount == nil:
-		engine.gating = goroutineCountdown
-	case engine.gcount == nil:
-		engine.gating = probeCountdown
-	default:
-		engine.gating = bothCountdowns
-	}
-	engine.spotter = c.Spotter
-	quick = quickPath{}
-	if engine.on {
-		switch engine.gating {
-		case goroutineCountdown:
-			quick.mode = 1
-		case probeCountdown:
-			quick.mode = 2
-		case bothCountdowns:
-			quick.mode = 3
-		case ungated:
-			quick.mode = 4
-		}
-		quick.goff = unsafe.Offsetof(Goroutine{}.Ext) + uintptr(max(engine.gword, 0)&(GoroutineWords-1))*8
-		quick.poff = probeWord(engine.pword)
-		if engine.spotter != nil {
-			engine.sword = engine.spotter.SpotWord() & (ProbeWords - 1)
-			quick.soff = probeWord(engine.sword)
-		}
-	}
-	resetGoroutines()
-	engine.allowance = c.Allowance
-	engine.judges = c.Judges
-	engine.labelers = c.Labelers
-	engine.sink = c.Sink
+	engine.hotspot, engine.tracepoint, engine.flowcheck = c.Hotspot, c.Tracepoint, c.Flowcheck
+	engine.budget, engine.spotcheck = c.Budget, c.Spotcheck
+	engine.gated = c.Tracepoint != nil || c.Flowcheck != nil
 	engine.traceMax = c.TraceMax
 	if engine.traceMax <= 0 {
 		engine.traceMax = math.MaxInt32
 	}
-	engine.keepGates = c.KeepGates
-	engine.exts = c.Extensions
+	engine.sink, engine.manual = c.Sink, c.Clock
+	hand := c.HandOver
+	if hand <= 0 {
+		hand = 2 * time.Second
+	}
+	engine.handEvery = int64(hand)
+	if c.Clock == nil {
+		engine.handEvery = clock.Ticks(int64(hand))
+	}
+	engine.seed = c.Seed
+	if engine.seed == 0 {
+		engine.seed = uint64(time.Now().UnixNano())
+	}
+	seeded.Store(0)
+	quick = quickPath{}
+	if engine.on {
+		switch {
+		case c.Tracepoint != nil && c.Flowcheck != nil:
+			quick.mode = modeBoth
+		case c.Tracepoint != nil:
+			quick.mode = modeTrace
+		case c.Flowcheck != nil:
+			quick.mode = modeFlow
+		default:
+			quick.mode = modeUngated
+		}
+		quick.spot = b2u(c.Spotcheck != nil)
+	}
+	resetGoroutines()
+	resetSampler(c.Clock != nil)
 	for _, p := range Probes() {
-		registered(p)
-		if p.gate != nil {
-			on := engine.on && (p.Disabled() == Enabled || engine.keepGates)
-			p.gate.Store(b2u(on))
-		}
+		p.wire()
 	}
 }
 
-// quick is what begin's assembly leaf reads: which countdowns a firing
-// outside a trace runs (mode 1 the goroutine's, 2 the probe's, 3 both;
-// 4 none, the chain has no gate; 0 when the leaf must leave every firing
-// to beginSlow), and the byte offsets of their words in Goroutine and
-// Probe, and of the spotter's.
-var quick quickPath
-
-type quickPath struct {
-	mode       uintptr
-	goff, poff uintptr
-	soff       uintptr // the spotter's word; 0 without one
-}
-
-func probeWord(w int) uintptr {
-	return unsafe.Offsetof(Probe{}.Ext) + uintptr(max(w, 0)&(ProbeWords-1))*8
-}
-
-// gating sorts chains by what a firing outside a trace needs.
-type gating uint8
-
-const (
-	ungated            gating = iota // no trace gate: every firing goes on to budget
-	goroutineCountdown               // one countdown per goroutine (flowcheck)
-	probeCountdown                   // one countdown per probe (tracepoint)
-	bothCountdowns                   // one of each
-	gatesToAsk                       // some gate must see every firing
-)
-
-// registered lets the gates and the spotter set up p's words.
-func registered(p *Probe) {
-	for _, gt := range engine.all {
-		if r, ok := gt.(Registrar); ok {
-			r.Registered(p)
-		}
+// wire sets p up for the chain: its count for the mode its state calls
+// for, its eligibility for traces, and its generated on-word. Under
+// configureMu.
+func (p *Probe) wire() {
+	s := p.State()
+	if s == Sampled && (engine.gated || engine.hotspot == nil || engine.hotspot.Sample <= 0) {
+		p.state.Store(uint32(Enabled)) // sampling is for chains with no trace gate
+		s = Enabled
 	}
-	if r, ok := engine.spotter.(Registrar); ok {
-		r.Registered(p)
+	switch {
+	case s == Enabled && engine.tracepoint != nil:
+		p.count.reset(engine.tracepoint.Sample)
+	case s.Disabled() && engine.spotcheck != nil:
+		p.count.reset(engine.spotcheck.Interval)
+	}
+	p.decideEligible()
+	if p.gate != nil {
+		p.gate.Store(b2u32(engine.on && (s == Enabled || s.Disabled() && engine.spotcheck != nil)))
+	}
+	if s == Sampled && engine.on {
+		addSampled(p)
 	}
 }
 
-// resetGoroutines zeroes every goroutine's extension words, so that a new
-// chain never reads what an earlier one left there.
+// resetGoroutines clears every goroutine's flowcheck countdown, so that a
+// new chain never reads what an earlier one left there.
 func resetGoroutines() {
 	gmu.Lock()
 	defer gmu.Unlock()
@@ -290,18 +174,79 @@ func resetGoroutines() {
 	for i := range t.entries {
 		if g := t.entries[i].val.Load(); g != nil {
 			g.acquire()
-			g.Ext = [GoroutineWords]int64{}
+			g.flowLeft, g.flowState = 0, 0
 			g.release()
 		}
 	}
 }
 
-func b2u(b bool) uint32 {
+// Settings describes the wired chain, extension by extension, in chain
+// order: "name(settings)".
+func Settings() []string {
+	var s []string
+	if r := engine.hotspot; r != nil {
+		s = append(s, "hotspot("+r.Settings()+")")
+	}
+	if r := engine.tracepoint; r != nil {
+		s = append(s, "tracepoint("+r.Settings()+")")
+	}
+	if r := engine.flowcheck; r != nil {
+		s = append(s, "flowcheck("+r.Settings()+")")
+	}
+	if r := engine.budget; r != nil {
+		s = append(s, "budget("+r.Settings()+")")
+	}
+	if r := engine.spotcheck; r != nil {
+		s = append(s, "spotcheck("+r.Settings()+")")
+	}
+	return s
+}
+
+// now reads the engine's clock: ticks.
+func now() int64 {
+	if m := engine.manual; m != nil {
+		return m.Now()
+	}
+	return clock.Now()
+}
+
+// nanos converts a tick difference to ns, clamping a negative one to 0.
+func nanos(start, end int64) int64 {
+	if engine.manual != nil {
+		return max(end-start, 0)
+	}
+	return clock.Nanos(clock.Elapsed(start, end))
+}
+
+// quick is what begin's assembly leaf reads of the chain: which countdowns
+// a firing of an enabled probe outside a trace runs (mode), and whether a
+// disabled probe's firings count down for spotcheck.
+var quick quickPath
+
+type quickPath struct {
+	mode uintptr // modeNone: every firing to beginGo
+	spot uintptr // 1: spotcheck counts disabled firings
+}
+
+// Modes of quickPath.
+const (
+	modeNone    = iota // the engine is off
+	modeUngated        // no trace gate: every firing of an enabled probe is metered
+	modeFlow           // flowcheck: the goroutine's countdown
+	modeTrace          // tracepoint: the probe's striped count
+	modeBoth           // both, flowcheck's first
+)
+
+func b2u(b bool) uintptr {
 	if b {
 		return 1
 	}
 	return 0
 }
 
-// Extensions returns the wired extensions, in chain order.
-func Extensions() []Extension { return engine.exts }
+func b2u32(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -6,27 +6,29 @@ import (
 )
 
 // Goroutine is the metering state of one runtime g. Only the goroutine
-// running on that g touches it, so its fields need no atomics; a later
-// goroutine that reuses the g inherits it with an empty stack, because every
-// metered firing ends in a deferred End that runs on return, panic and
-// runtime.Goexit alike.
+// running on that g touches it, so its fields need no atomics. The runtime
+// reuses a g for later goroutines, and a firing that a panic or
+// runtime.Goexit unwinds never reaches its End; so the state remembers
+// which goroutine it belongs to (goid) and where on the stack each metered
+// firing began (Frame.pos), and settle drops what a later goroutine, or a
+// firing further out on the same stack, shows to be gone.
 type Goroutine struct {
-	frames []Frame // metered firings, outermost first
-	depth  int32   // frames in use
+	frames []*Frame // metered firings, outermost first; allocated once each
+	depth  int32    // frames in use
+	goid   uint64   // the goroutine these frames belong to (its identity word, see identity)
 
-	trace     int32  // 1 + depth of the firing that started the current trace; 0 outside traces
-	traced    int32  // firings metered in the current trace, its root included
-	truncated bool   // the current trace reached the trace maximum
-	TraceID   uint64 // id of the current or last trace, unique in the process
-	spans     []Span // spans of the current trace, when a sink wants them
+	trace    int32  // 1 + index of the trace's root frame; 0 outside traces
+	traced   int32  // firings metered in the current trace, its root included
+	full     bool   // the current trace reached the trace maximum
+	cut      bool   // the current trace was handed over in parts, or lost its root
+	TraceID  uint64 // id of the current or last trace, unique in the process
+	spans    []Span // spans of the current trace not handed over yet
+	open     []Span // scratch for a hand-over: the spans still open
+	nextSpan int32  // index of the next span in the current trace
+	handed   int64  // ticks when spans were last handed over, or the trace started
 
-	// reenter is the probe whose metered twin is calling its function
-	// again (Firing.Reenter); that call's Begin is not a firing of its own.
-	reenter int // its Probe.key; 0 for none
-
-	// Ext holds per-goroutine state for extensions (flowcheck's countdown).
-	// Each extension claims its words with NewGoroutineWord.
-	Ext [GoroutineWords]int64
+	flowLeft  int64  // flowcheck: offered firings left to the next trace; ≤ 0: none drawn
+	flowState uint64 // flowcheck: the generator's state; 0: not seeded
 
 	//lint:ignore U1000 used under -race (race.go)
 	handoff atomic.Uint32
@@ -34,12 +36,20 @@ type Goroutine struct {
 
 // Frame is one metered firing on a goroutine's stack.
 type Frame struct {
+	g      *Goroutine // the state it belongs to
+	index  int32      // its index in g.frames
 	probe  *Probe
-	start  int64 // ticks at Begin
-	child  int64 // inclusive ns of metered firings directly nested in this one
-	budget int64 // units this firing was given, B(f); Unlimited if none
-	pool   int64 // units it has left
-	span   int32 // index in the goroutine's spans, or -1
+	start  int64   // ticks at Begin
+	child  int64   // inclusive ns of metered firings directly nested in this one
+	budget int64   // units this firing was given, B(f); Unlimited if none
+	pool   int64   // units it has left
+	pos    uintptr // how deep in the goroutine's stack its function's frame is (stack top − frame pointer)
+	pc     uintptr // where its function called Begin
+	span   int32   // index in the goroutine's spans, or -1
+
+	winStart int64 // windowNanos when it began, while sampling windows run; -1 otherwise
+	childWin int64 // inclusive ns of nested firings metered because a window was open
+	spot     bool  // a spot check of a disabled probe
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

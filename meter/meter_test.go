@@ -10,139 +10,212 @@ import (
 	"github.com/meterio/meter/clock"
 )
 
-// fixture registers fresh probes under names unique to the test.
-type fixture struct {
-	gates  []atomic.Uint32
-	probes []*Probe
-}
+const us = 1000
 
-func newFixture(t testing.TB, names ...string) *fixture {
-	f := &fixture{gates: make([]atomic.Uint32, len(names))}
-	for i, n := range names {
-		f.probes = append(f.probes, NewProbe(t.Name()+"."+n, &f.gates[i]))
-	}
-	return f
-}
+// clk is the manual clock of the chain the running test wired.
+var clk *clock.Manual
 
-// fire runs one firing of probe i the way generated code does, with body
-// inside it.
-func (f *fixture) fire(i int, body func()) {
-	if f.gates[i].Load() != 0 {
-		defer f.probes[i].Begin().End()
-	}
-	body()
-}
-
-// rowOf takes a snapshot and returns p's row in it.
-func rowOf(p *Probe) Row {
-	Take()
-	return p.row()
-}
-
-func configure(t testing.TB, c Chain) {
-	c.Enabled = true
+// wire configures c, with a fresh manual clock, for the running test, and
+// restores a bare chain after it.
+func wire(t testing.TB, c Chain) {
+	t.Helper()
+	clk = clock.NewManual()
+	c.Enabled, c.Clock = true, clk
+	registry.Lock()
+	registry.anyRoot = false // roots are the program's; each test starts with none
+	registry.Unlock()
 	Configure(c)
-	t.Cleanup(func() { Configure(Chain{Enabled: true}) })
+	t.Cleanup(func() { Configure(Chain{Enabled: true, Clock: clock.NewManual()}) })
+}
+
+var probeSeq atomic.Int64
+
+// newProbe registers a probe under a name unique to the test.
+func newProbe(t testing.TB, name string) *Probe {
+	return NewProbe(fmt.Sprintf("%s.#%d.%s", t.Name(), probeSeq.Add(1), name), nil)
+}
+
+// fire runs one firing of p as generated code does, its function taking
+// cost ns of its own around body.
+func fire(p *Probe, cost int64, body func()) {
+	f := p.Begin()
+	clk.Advance(cost)
+	if body != nil {
+		body()
+	}
+	p.End(f)
+}
+
+func checkRow(t *testing.T, p *Probe, count, total, inherent int64) {
+	t.Helper()
+	r := p.row()
+	if r.Count != count || r.Total != total || r.InherentTotal != inherent {
+		t.Errorf("%s: count %d total %d inherent %d; want %d, %d, %d", p.Name(), r.Count, r.Total, r.InherentTotal, count, total, inherent)
+	}
 }
 
 func TestInherentTimeOfNestedCalls(t *testing.T) {
-	man := clock.UseManual()
-	configure(t, Chain{})
-	f := newFixture(t, "root", "a", "b")
+	wire(t, Chain{})
+	root, a, b := newProbe(t, "root"), newProbe(t, "a"), newProbe(t, "b")
 	// root: 5 µs of its own, a (3 µs own + b twice of 2 µs), then b (2 µs).
-	f.fire(0, func() {
-		man.Advance(5_000)
-		f.fire(1, func() {
-			man.Advance(3_000)
-			f.fire(2, func() { man.Advance(2_000) })
-			f.fire(2, func() { man.Advance(2_000) })
+	fire(root, 5*us, func() {
+		fire(a, 3*us, func() {
+			fire(b, 2*us, nil)
+			fire(b, 2*us, nil)
 		})
-		f.fire(2, func() { man.Advance(2_000) })
+		fire(b, 2*us, nil)
 	})
-	want := map[string]Row{
-		"root": {Count: 1, Total: 14_000, InherentTotal: 5_000, Min: 14_000, Max: 14_000},
-		"a":    {Count: 1, Total: 7_000, InherentTotal: 3_000, Min: 7_000, Max: 7_000},
-		"b":    {Count: 3, Total: 6_000, InherentTotal: 6_000, Min: 2_000, Max: 2_000},
+	checkRow(t, root, 1, 14*us, 5*us)
+	checkRow(t, a, 1, 7*us, 3*us)
+	checkRow(t, b, 3, 6*us, 6*us)
+	if r := b.row(); r.Min != 2*us || r.Max != 2*us || r.Metered != 3 {
+		t.Errorf("b: min %d max %d metered %d", r.Min, r.Max, r.Metered)
 	}
-	for i, name := range []string{"root", "a", "b"} {
-		got := rowOf(f.probes[i])
-		w := want[name]
-		if got.Count != w.Count || got.Total != w.Total || got.InherentTotal != w.InherentTotal || got.Min != w.Min || got.Max != w.Max {
-			t.Errorf("%s: got %+v, want %+v", name, got, w)
-		}
-	}
-	if d := current().Depth(); d != 0 {
-		t.Fatalf("stack depth after the calls = %d, want 0", d)
+	if d := Depth(); d != 0 {
+		t.Fatalf("depth after the calls = %d, want 0", d)
 	}
 }
 
+// refuse is a chain whose trace gate never opens: every firing outside a
+// trace is left unmetered.
 func TestUnmeteredFiringsAreNotParents(t *testing.T) {
-	man := clock.UseManual()
-	configure(t, Chain{})
-	f := newFixture(t, "root", "off", "leaf")
-	f.probes[1].Disable(DisabledHotspot)
-	f.fire(0, func() {
-		f.fire(1, func() { // disabled: its leaf's time is the root's child time
-			man.Advance(1_000)
-			f.fire(2, func() { man.Advance(4_000) })
-		})
+	wire(t, Chain{})
+	outer, mid, inner := newProbe(t, "outer"), newProbe(t, "mid"), newProbe(t, "inner")
+	mid.Disable(DisabledHotspot)
+	fire(outer, 1*us, func() {
+		fire(mid, 2*us, func() { fire(inner, 4*us, nil) })
 	})
-	if r := rowOf(f.probes[0]); r.Total != 5_000 || r.InherentTotal != 1_000 {
-		t.Fatalf("root = %+v, want total 5000 inherent 1000", r)
-	}
-	if r := rowOf(f.probes[1]); r.Count != 0 || r.Label != LabelDisabled {
-		t.Fatalf("disabled probe = %+v, want no count and label disabled", r)
-	}
-	if f.gates[1].Load() != 0 {
-		t.Fatal("Disable left the gate word set")
+	// mid is not metered: inner's time is charged to outer.
+	checkRow(t, outer, 1, 7*us, 3*us)
+	checkRow(t, inner, 1, 4*us, 4*us)
+	if mid.Count() != 0 {
+		t.Fatalf("a disabled probe was metered")
 	}
 }
 
+// A firing that a panic or runtime.Goexit unwinds never reaches its End:
+// it is dropped, not counted, and its parent's End (or the goroutine's
+// next push) finds the stack as it should be.
 func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
-	man := clock.UseManual()
-	configure(t, Chain{})
-	f := newFixture(t, "outer", "middle", "inner")
+	wire(t, Chain{})
+	outer, middle, inner := newProbe(t, "outer"), newProbe(t, "middle"), newProbe(t, "inner")
+	fire(newProbe(t, "settle"), 0, nil) // drops what an earlier goroutine on this g left
+	unwound0 := Take().Unwound
 	recovered := func() (r any) {
-		defer func() { r = recover() }()
-		f.fire(0, func() {
-			man.Advance(1_000)
-			f.fire(1, func() {
-				f.fire(2, func() { man.Advance(500); panic("boom") })
-			})
+		f := outer.Begin()
+		defer func() { r = recover(); outer.End(f) }() // outer has a defer: End deferred
+		clk.Advance(1 * us)
+		fire(middle, 0, func() {
+			fire(inner, 500, func() { panic("boom") })
 		})
 		return nil
 	}()
 	if recovered != "boom" {
 		t.Fatalf("recovered %v", recovered)
 	}
-	if d := current().Depth(); d != 0 {
+	if d := Depth(); d != 0 {
 		t.Fatalf("depth after a recovered panic = %d, want 0", d)
 	}
-	for i, want := range []int64{1_500, 500, 500} {
-		if r := rowOf(f.probes[i]); r.Count != 1 || r.Total != want {
-			t.Errorf("probe %d after panic: %+v, want count 1 total %d", i, r, want)
-		}
+	checkRow(t, outer, 1, 1500, 1500) // the unwound firings' time is its own
+	checkRow(t, middle, 0, 0, 0)
+	checkRow(t, inner, 0, 0, 0)
+
+	// A recovered panic in a function with no probe: the goroutine's next
+	// firing at the same depth drops what the panic left.
+	for i := 0; i < 3; i++ {
+		func() {
+			defer func() { recover() }()
+			fire(middle, 100, func() { panic(i) })
+		}()
+	}
+	fire(middle, 100, nil)
+	checkRow(t, middle, 1, 100, 100)
+	if d := Depth(); d != 0 {
+		t.Fatalf("depth after recovered panics = %d, want 0", d)
+	}
+	// middle and inner by outer's End, then the three loop firings, each
+	// by the next firing at its depth.
+	if n := Take().Unwound - unwound0; n != 5 {
+		t.Fatalf("unwound firings = %d, want 5", n)
 	}
 
 	done := make(chan int)
 	go func() {
-		defer func() { done <- current().Depth() }()
-		f.fire(0, func() { f.fire(1, func() { runtime.Goexit() }) })
+		defer func() { done <- Depth() }()
+		fire(outer, 0, func() { fire(middle, 0, func() { runtime.Goexit() }) })
 	}()
-	if d := <-done; d != 0 {
-		t.Fatalf("depth after Goexit = %d, want 0", d)
+	if d := <-done; d != 2 {
+		t.Fatalf("depth seen by a deferred call during Goexit = %d, want 2 (nothing ended)", d)
 	}
-	if c := f.probes[1].Count(); c != 2 {
-		t.Fatalf("middle count after Goexit = %d, want 2", c)
+	if c := middle.Count(); c != 1 {
+		t.Fatalf("middle count after Goexit = %d, want 1", c)
 	}
+}
+
+// A runtime g that a dead goroutine leaves with frames on it is reused by
+// later goroutines: their firings start from an empty stack.
+func TestReusedGoroutineStartsClean(t *testing.T) {
+	if goidOffset == 0 {
+		t.Skip("the goroutine id's place in g was not found") // the test of findGoid fails then
+	}
+	wire(t, Chain{})
+	leak, p := newProbe(t, "leak"), newProbe(t, "p")
+	for i := 0; i < 200; i++ {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			fire(leak, 0, func() { runtime.Goexit() })
+		}()
+		<-done
+	}
+	for i := 0; i < 200; i++ {
+		done := make(chan int)
+		go func() {
+			fire(p, 10, nil)
+			done <- Depth()
+		}()
+		if d := <-done; d != 0 {
+			t.Fatalf("a new goroutine found %d frames of a dead one", d)
+		}
+	}
+	checkRow(t, p, 200, 2000, 2000)
+}
+
+func TestFindGoid(t *testing.T) {
+	findGoid()
+	if goidOffset == 0 {
+		t.Fatalf("the goroutine id's place in the runtime's g was not found")
+	}
+	ids := make(chan [2]uint64)
+	for i := 0; i < 5; i++ {
+		go func() { ids <- [2]uint64{goid(), stackGoid()} }()
+		if v := <-ids; v[0] != v[1] || v[0] == 0 {
+			t.Fatalf("goid() = %d, runtime.Stack says %d", v[0], v[1])
+		}
+	}
+}
+
+// Two firings begun in one function, one inside the other (a probed
+// function inlined into another shares its frame): the inner one does not
+// drop the outer.
+func TestNestedInOneFrame(t *testing.T) {
+	wire(t, Chain{})
+	a, b := newProbe(t, "a"), newProbe(t, "b")
+	fa := a.Begin()
+	clk.Advance(1 * us)
+	fb := b.Begin()
+	clk.Advance(2 * us)
+	b.End(fb)
+	a.End(fa)
+	checkRow(t, a, 1, 3*us, 1*us)
+	checkRow(t, b, 1, 2*us, 2*us)
 }
 
 // TestManyGoroutines runs 64 goroutines that nest probes, churn through
 // short-lived goroutines, panic and Goexit, and checks the exact counts.
 func TestManyGoroutines(t *testing.T) {
-	clock.UseManual()
-	configure(t, Chain{})
-	f := newFixture(t, "worker", "step", "leaf")
+	wire(t, Chain{})
+	worker, step, leaf := newProbe(t, "worker"), newProbe(t, "step"), newProbe(t, "leaf")
 	const workers, rounds = 64, 200
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -150,20 +223,20 @@ func TestManyGoroutines(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for r := 0; r < rounds; r++ {
-				f.fire(0, func() {
-					f.fire(1, func() { f.fire(2, func() {}) })
+				fire(worker, 0, func() {
+					fire(step, 0, func() { fire(leaf, 0, nil) })
 					var inner sync.WaitGroup
 					inner.Add(1)
 					go func() { // churn: a goroutine that lives for one firing
 						defer inner.Done()
 						switch r % 3 {
 						case 0:
-							f.fire(2, func() {})
+							fire(leaf, 0, nil)
 						case 1:
 							defer func() { recover() }()
-							f.fire(2, func() { panic(r) })
+							fire(leaf, 0, func() { panic(r) })
 						case 2:
-							f.fire(2, func() { runtime.Goexit() })
+							fire(leaf, 0, func() { runtime.Goexit() })
 						}
 					}()
 					inner.Wait()
@@ -172,19 +245,19 @@ func TestManyGoroutines(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	for i, want := range []int64{workers * rounds, workers * rounds, 2 * workers * rounds} {
-		if c := f.probes[i].Count(); c != want {
-			t.Errorf("probe %d count = %d, want %d", i, c, want)
+	// Of the churned firings, only the third that returned are counted.
+	for p, want := range map[*Probe]int64{worker: workers * rounds, step: workers * rounds, leaf: workers*rounds + workers*(rounds/3+1)} {
+		if c := p.Count(); c != want {
+			t.Errorf("%s count = %d, want %d", p.Name(), c, want)
 		}
 	}
 }
 
 func TestGoroutineStateIsBoundedUnderChurn(t *testing.T) {
-	clock.UseManual()
-	configure(t, Chain{})
-	f := newFixture(t, "short")
+	wire(t, Chain{})
+	p := newProbe(t, "short")
 	before := Goroutines()
-	const total, live = 200_000, 32
+	const total, live = 100_000, 32
 	sem := make(chan struct{}, live)
 	var wg sync.WaitGroup
 	for i := 0; i < total; i++ {
@@ -192,11 +265,11 @@ func TestGoroutineStateIsBoundedUnderChurn(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			f.fire(0, func() {})
+			fire(p, 0, nil)
 		}()
 	}
 	wg.Wait()
-	if c := f.probes[0].Count(); c != total {
+	if c := p.Count(); c != total {
 		t.Fatalf("count = %d, want %d", c, total)
 	}
 	// States follow runtime gs, which the runtime reuses: far fewer than
@@ -206,11 +279,12 @@ func TestGoroutineStateIsBoundedUnderChurn(t *testing.T) {
 	}
 }
 
+// Every row of a snapshot taken while firings are recorded holds whole
+// firings: each firing here costs 3 µs, so a row's total is 3 µs times
+// its count, in the shared row and in the per-P rows alike.
 func TestSnapshotRowsAreConsistent(t *testing.T) {
-	clock.UseManual()
-	configure(t, Chain{})
-	f := newFixture(t, "p")
-	p := f.probes[0]
+	wire(t, Chain{})
+	p := newProbe(t, "p")
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := 0; w < 4; w++ {
@@ -222,259 +296,99 @@ func TestSnapshotRowsAreConsistent(t *testing.T) {
 				case <-stop:
 					return
 				default:
-					p.record(1_000, 400) // every firing: 1 µs inclusive, 0.4 µs inherent
 				}
+				p.stats.record(3*us, 1*us)
 			}
 		}()
 	}
-	for i := 0; i < 200; i++ {
-		r := rowOf(p)
-		if r.Total != 1_000*r.Count || r.InherentTotal != 400*r.Count {
-			close(stop)
-			wg.Wait()
-			t.Fatalf("torn row: %+v", r)
+	for n := int64(0); n < 100*sharedFirings; {
+		r := p.row()
+		if r.Total != 3*us*r.Count || r.InherentTotal != 1*us*r.Count {
+			t.Fatalf("torn row: count %d total %d inherent %d", r.Count, r.Total, r.InherentTotal)
 		}
+		n = r.Count
 	}
 	close(stop)
 	wg.Wait()
+	if p.stats.perP.Load() == nil {
+		t.Fatalf("no per-P rows after %d firings", p.Count())
+	}
 }
 
 func TestTakeSortsAndLabels(t *testing.T) {
-	clock.UseManual()
-	configure(t, Chain{})
-	f := newFixture(t, "small", "big", "never", "off")
-	f.probes[0].record(10, 10)
-	f.probes[1].record(100, 90)
-	f.probes[3].Disable(DisabledBudget)
+	wire(t, Chain{})
+	small, big := newProbe(t, "small"), newProbe(t, "big")
+	fire(small, 1*us, nil)
+	fire(big, 9*us, nil)
+	cold := newProbe(t, "cold")
+	cold.Disable(DisabledBudget)
 	s := Take()
-	var names []string
+	var order []string
+	labels := map[string]string{}
 	for _, r := range s.Rows {
-		if len(r.Probe) > len(t.Name()) && r.Probe[:len(t.Name())] == t.Name() {
-			names = append(names, r.Probe[len(t.Name())+1:]+":"+r.Label)
+		order = append(order, r.Probe)
+		labels[r.Probe] = r.Label
+	}
+	if i, j := indexOf(order, big.Name()), indexOf(order, small.Name()); i < 0 || j < 0 || i > j {
+		t.Fatalf("rows not sorted by inherent total: %v", order)
+	}
+	if labels[cold.Name()] != LabelBudget {
+		t.Fatalf("a budget-disabled probe with no firing is labelled %q", labels[cold.Name()])
+	}
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
 		}
 	}
-	if got, want := fmt.Sprint(names), "[big: small: off:budget]"; got != want {
-		t.Fatalf("rows = %s, want %s", got, want)
-	}
+	return -1
 }
 
 func TestDisabledEngineMetersNothing(t *testing.T) {
-	clock.UseManual()
-	Configure(Chain{Enabled: false})
-	t.Cleanup(func() { Configure(Chain{Enabled: true}) })
-	f := newFixture(t, "p")
-	if f.gates[0].Load() != 0 {
-		t.Fatal("a probe registered while metering is off has its gate set")
+	Configure(Chain{Enabled: false, Clock: clock.NewManual()})
+	t.Cleanup(func() { Configure(Chain{Enabled: true, Clock: clock.NewManual()}) })
+	var gate atomic.Uint32
+	p := NewProbe(t.Name()+".p", &gate)
+	if gate.Load() != 0 {
+		t.Fatalf("gate set with the engine off")
 	}
-	if fr := f.probes[0].Begin(); fr.g != nil {
-		t.Fatal("Begin metered with the engine off")
-	}
-}
-
-func TestFiringsAllocateNothing(t *testing.T) {
-	clock.UseManual()
-	configure(t, Chain{})
-	f := newFixture(t, "metered", "disabled")
-	f.probes[1].Disable(DisabledHotspot)
-	work := func() {}
-	f.fire(0, func() { f.fire(0, work) }) // grow the stack once
-	cases := map[string]func(){
-		"metered":  func() { f.fire(0, work) },
-		"nested":   func() { f.fire(0, func() { f.fire(0, work) }) },
-		"disabled": func() { f.fire(1, work) },
-		"begin on a disabled probe": func() {
-			f.probes[1].Begin().End()
-		},
-	}
-	for name, fn := range cases {
-		if a := testing.AllocsPerRun(1000, fn); a != 0 {
-			t.Errorf("%s: %v allocations per firing, want 0", name, a)
-		}
-	}
-}
-
-// refuse is a gate that never starts a trace: outside traces nothing is
-// metered.
-type refuse struct{}
-
-func (refuse) Start(*Goroutine, *Probe) bool { return false }
-func (refuse) Ended(*Goroutine)              {}
-
-func TestUnmeteredFiringAllocatesNothing(t *testing.T) {
-	clock.UseManual()
-	configure(t, Chain{Gates: []Gate{refuse{}}})
-	f := newFixture(t, "gated")
-	f.fire(0, func() {}) // the first firing marks the probe as having ended
-	if !f.probes[0].ended.Load() {
-		t.Fatal("an unmetered firing's end went unnoticed")
-	}
-	if a := testing.AllocsPerRun(1000, func() { f.fire(0, func() {}) }); a != 0 {
-		t.Fatalf("%v allocations per unmetered firing, want 0", a)
-	}
-	if c := f.probes[0].Count(); c != 0 {
-		t.Fatalf("gate refused every firing, yet count = %d", c)
+	if f := p.Begin(); f != nil {
+		t.Fatalf("Begin with the engine off = %v", f)
 	}
 }
 
 func TestEndTwiceAndLostEnd(t *testing.T) {
-	man := clock.UseManual()
-	configure(t, Chain{})
-	f := newFixture(t, "outer", "lost")
-	outer := f.probes[0].Begin()
-	man.Advance(100)
-	_ = f.probes[1].Begin() // never ended: a manual caller forgot End
-	man.Advance(100)
-	outer.End()
-	outer.End()
-	if r := rowOf(f.probes[0]); r.Count != 1 || r.Total != 200 {
-		t.Fatalf("outer = %+v, want one firing of 200 ns", r)
-	}
-	if d := current().Depth(); d != 0 {
-		t.Fatalf("depth = %d, want 0", d)
-	}
-}
-
-// always is a gate that starts a trace at every firing outside one.
-type always struct{}
-
-func (always) Start(*Goroutine, *Probe) bool { return true }
-func (always) Ended(*Goroutine)              {}
-
-// broke is an allowance of zero for every probe.
-type broke struct{}
-
-func (broke) Allowance(*Probe) int64 { return 0 }
-
-func TestTraceNeedsItsRootMetered(t *testing.T) {
-	clock.UseManual()
-	configure(t, Chain{Gates: []Gate{always{}}, Allowance: broke{}})
-	f := newFixture(t, "root")
-	f.probes[0].ended.Store(true)
-	fr := f.probes[0].Begin()
-	if g := current(); g.InTrace() || fr.g != nil {
-		t.Fatalf("a trace started with a root the budget refused (in trace %v)", g.InTrace())
-	}
-	fr.End()
-}
-
-func TestTraceEndsWithItsRoot(t *testing.T) {
-	man := clock.UseManual()
-	configure(t, Chain{Gates: []Gate{always{}}, TraceMax: 3})
-	f := newFixture(t, "root", "child")
-	f.probes[0].ended.Store(true)
-	f.probes[1].ended.Store(true)
-	before := tracesTruncated.Load()
-	f.fire(0, func() {
-		if !current().InTrace() {
-			t.Fatal("root did not start a trace")
-		}
-		for i := 0; i < 5; i++ {
-			f.fire(1, func() { man.Advance(1) })
-		}
-	})
-	if current().InTrace() {
-		t.Fatal("trace outlived its root")
-	}
-	if c := f.probes[1].Count(); c != 2 {
-		t.Fatalf("child metered %d times in a trace of at most 3 firings, want 2", c)
-	}
-	if tracesTruncated.Load() != before+1 {
-		t.Fatal("truncated trace not counted")
+	wire(t, Chain{})
+	a, b := newProbe(t, "a"), newProbe(t, "b")
+	fa := a.Begin()
+	clk.Advance(1 * us)
+	a.End(fa)
+	a.End(fa) // twice: nothing
+	checkRow(t, a, 1, 1*us, 1*us)
+	// A manual caller that loses an End: the parent's End drops it.
+	fa = a.Begin()
+	func() { b.Begin() }() // deeper, never ended
+	clk.Advance(1 * us)
+	a.End(fa)
+	checkRow(t, a, 2, 2*us, 2*us)
+	checkRow(t, b, 0, 0, 0)
+	if d := Depth(); d != 0 {
+		t.Fatalf("depth = %d", d)
 	}
 }
 
-// twin runs one firing of probe i the way a generated twin does: a metered
-// firing calls the twin, which holds the defer and calls the function
-// again after Reenter.
-func (f *fixture) twin(i int, body func()) {
-	if f.gates[i].Load() != 0 {
-		if fr := f.probes[i].Begin(); fr.Active() {
-			defer fr.End()
-			fr.Reenter()
-			f.twin(i, body)
-			return
-		}
+func TestFiringsAllocateNothing(t *testing.T) {
+	wire(t, Chain{})
+	p, q := newProbe(t, "p"), newProbe(t, "q")
+	body := func() { fire(q, 1, nil) }
+	fire(p, 1, body)
+	if n := testing.AllocsPerRun(1000, func() { fire(p, 1, body) }); n != 0 {
+		t.Errorf("metered firings: %v allocations", n)
 	}
-	body()
-}
-
-// counting starts a trace when told to, and counts the firings it is asked
-// about.
-type counting struct {
-	start bool
-	asked *int
-}
-
-func (c counting) Start(*Goroutine, *Probe) bool { *c.asked++; return c.start }
-func (counting) Ended(*Goroutine)                {}
-
-func TestTwinCallsBackOnce(t *testing.T) {
-	man := clock.UseManual()
-	configure(t, Chain{})
-	f := newFixture(t, "rec")
-	// A recursive function: 5 µs of its own around one call of itself of 2 µs.
-	f.twin(0, func() {
-		man.Advance(5_000)
-		f.twin(0, func() { man.Advance(2_000) })
-	})
-	got := rowOf(f.probes[0])
-	if got.Count != 2 || got.Total != 9_000 || got.InherentTotal != 7_000 {
-		t.Fatalf("got %+v, want 2 firings, 9 µs inclusive, 7 µs inherent", got)
-	}
-	if g := current(); g.Depth() != 0 || g.reenter != 0 {
-		t.Fatalf("depth %d, reenter %v after the calls", g.Depth(), g.reenter)
-	}
-}
-
-func TestTwinInATrace(t *testing.T) {
-	clock.UseManual()
-	asked := 0
-	configure(t, Chain{Gates: []Gate{counting{true, &asked}}})
-	f := newFixture(t, "root", "child")
-	f.probes[0].ended.Store(true)
-	f.probes[1].ended.Store(true)
-	ended := tracesEnded.Load()
-	f.twin(0, func() {
-		if !current().InTrace() {
-			t.Fatal("root did not start a trace")
-		}
-		f.twin(1, func() {})
-		f.twin(0, func() {})
-	})
-	if asked != 1 || tracesEnded.Load() != ended+1 {
-		t.Fatalf("gate asked %d times, %d traces ended; want 1 and 1", asked, tracesEnded.Load()-ended)
-	}
-	if a, b := f.probes[0].Count(), f.probes[1].Count(); a != 2 || b != 1 {
-		t.Fatalf("counts root %d child %d, want 2 and 1", a, b)
-	}
-}
-
-func TestTwinOfAFirstFiring(t *testing.T) {
-	clock.UseManual()
-	asked := 0
-	configure(t, Chain{Gates: []Gate{counting{false, &asked}}})
-	f := newFixture(t, "first")
-	ran := 0
-	f.twin(0, func() { ran++ })
-	if ran != 1 || asked != 0 || !f.probes[0].ended.Load() || current().reenter != 0 {
-		t.Fatalf("first firing: body ran %d times, gate asked %d times, ended %v, reenter %v",
-			ran, asked, f.probes[0].ended.Load(), current().reenter)
-	}
-	f.twin(0, func() { ran++ })
-	if ran != 2 || asked != 1 {
-		t.Fatalf("second firing: body ran %d times in all, gate asked %d times; want 2 and 1", ran, asked)
-	}
-}
-
-func TestUnusedReenterIsForgotten(t *testing.T) {
-	clock.UseManual()
-	configure(t, Chain{})
-	f := newFixture(t, "p")
-	fr := f.probes[0].Begin()
-	fr.Reenter() // and the probe is switched off before the call back
-	fr.End()
-	f.fire(0, func() {})
-	if c := f.probes[0].Count(); c != 2 {
-		t.Fatalf("count %d, want 2: a Reenter that no Begin used swallowed a later firing", c)
+	q.Disable(DisabledHotspot)
+	if n := testing.AllocsPerRun(1000, func() { fire(p, 1, body) }); n != 0 {
+		t.Errorf("with a disabled child: %v allocations", n)
 	}
 }

@@ -2,7 +2,5 @@
 
 package meter
 
-const raceEnabled = false
-
 func (g *Goroutine) acquire() {}
 func (g *Goroutine) release() {}

@@ -1,208 +1,180 @@
 package meter
 
 import (
-	"math"
-	"runtime"
 	"sync"
 	"sync/atomic"
 )
 
-// Extension state words: how many each probe and each goroutine offers.
+// State is what the chain has made of a probe.
+type State uint32
+
+// Probe states. The model labels a disabled probe "disabled" (hotspot) or
+// "budget", and a sampled one "sampled".
 const (
-	ProbeWords     = 8
-	GoroutineWords = 2
+	Enabled         State = iota // every firing goes through the chain
+	Sampled                      // metered during sampling windows only (sampler.go)
+	DisabledHotspot              // switched off by hotspot
+	DisabledBudget               // switched off by budget: it cannot afford its own measurement
 )
 
-// Reason says why a probe is disabled.
-type Reason uint32
+// Disabled reports whether s is one of the disabled states.
+func (s State) Disabled() bool { return s >= DisabledHotspot }
 
-// Reasons a probe is disabled. The CSV labels them "disabled" and "budget".
-const (
-	Enabled Reason = iota
-	DisabledHotspot
-	DisabledBudget
-)
-
-// Probe is one instrumented function: its name, statistics of its metered
-// firings, and the words its extensions keep for it.
+// Probe is one instrumented function: its name, what the chain keeps for
+// it, and the statistics of its metered firings.
 type Probe struct {
 	name string
-	id   int
+	id   int32
 
-	gate     *atomic.Uint32 // the generated code's on/off word; nil when none
-	disabled atomic.Uint32  // a Reason
+	state    atomic.Uint32  // a State
+	gate     *atomic.Uint32 // the generated code's on-word; nil when none
 	ended    atomic.Bool    // some firing of it has returned
-	root     atomic.Bool    // the entry of a unit of work (SetRoot)
+	root     atomic.Bool    // the entry of a unit of work (probe.Roots)
+	eligible atomic.Bool    // tracepoint may start traces on it
 
-	// Statistics of metered firings, in ns: two banks that writers fill by
-	// the global epoch's parity, and the base that snapshots fold the idle
-	// bank into (see record and Take).
-	bank      [2]bank
-	base      stats
+	// What the chain keeps per probe: hotspot's deficit (initial − balance),
+	// budget's allowance (A+1 once T is known, 0 before), the spot checks
+	// the tick of its first metered firing (for
+	// hotspot's share), and one striped count that tracepoint (enabled) or
+	// spotcheck (disabled) runs down, whichever the probe's state calls for.
+	deficit   atomic.Int64
+	allowance atomic.Int64
+	first     atomic.Int64 // tick of its first metered firing since it was last enabled
+	inhBase   atomic.Int64 // its inherent total when it was last enabled
+	count     Countdown
+
+	stats     stats
+	window    windowStats // its metered firings that a sampling window overlapped
+	sampling  sampling
 	reenabled atomic.Int64
-
-	// Ext holds per-probe state for extensions (hotspot's credit, budget's
-	// allowance, tracepoint's firing counter). Each extension claims its
-	// words with NewProbeWord.
-	Ext [ProbeWords]atomic.Int64
 }
 
 // Name returns the probe's name, as the Go toolchain names the function.
 func (p *Probe) Name() string { return p.name }
 
 // ID returns the probe's index in registration order.
-func (p *Probe) ID() int { return p.id }
+func (p *Probe) ID() int { return int(p.id) }
 
-// Disabled reports why the probe is disabled, or Enabled.
-func (p *Probe) Disabled() Reason { return Reason(p.disabled.Load()) }
+// State returns what the chain has made of p.
+func (p *Probe) State() State { return State(p.state.Load()) }
 
-// Disable stops all metering of p. The generated code's on word is cleared,
-// so from then on a firing costs one load and one branch. Only the first
-// reason sticks.
-func (p *Probe) Disable(r Reason) {
-	if p.disabled.CompareAndSwap(uint32(Enabled), uint32(r)) && p.gate != nil && !engine.keepGates {
+// Root reports whether p is marked as the entry of a unit of work.
+func (p *Probe) Root() bool { return p.root.Load() }
+
+// SetRoot marks p as the entry of a unit of work: a request handler or a
+// goroutine's function, where traces start by default (see tracepoint).
+func (p *Probe) SetRoot() {
+	if p.root.Swap(true) {
+		return
+	}
+	registry.Lock()
+	first := !registry.anyRoot
+	registry.anyRoot = true
+	registry.Unlock()
+	if first {
+		// Until now every probe was eligible; from now on only roots are.
+		for _, q := range Probes() {
+			q.decideEligible()
+		}
+	} else {
+		p.decideEligible()
+	}
+}
+
+// Disable stops all metering of p for reason r (DisabledHotspot or
+// DisabledBudget). The generated code's on-word is cleared, so from then
+// on a firing costs one load and one branch, unless spotcheck is on. Only
+// the first reason sticks.
+func (p *Probe) Disable(r State) {
+	for {
+		s := p.State()
+		if s.Disabled() {
+			return
+		}
+		if engine.spotcheck != nil {
+			p.count.reset(engine.spotcheck.Interval) // before the state that uses it
+		}
+		if p.state.CompareAndSwap(uint32(s), uint32(r)) {
+			break
+		}
+	}
+	if engine.spotcheck == nil && p.gate != nil {
 		p.gate.Store(0)
 	}
 }
 
-// Enable undoes Disable (a spot check found the probe hot again).
+// Enable undoes Disable and ends sampling: a spot check or a sampled
+// firing found p hot again. It gets hotspot's initial balance back.
 func (p *Probe) Enable() {
-	if p.disabled.Swap(uint32(Enabled)) != uint32(Enabled) {
-		p.reenabled.Add(1)
-		for _, j := range engine.judges {
-			if r, ok := j.(Reenabler); ok {
-				r.Reenabled(p)
-			}
-		}
-		if p.gate != nil && engine.on {
-			p.gate.Store(1)
-		}
-	}
-}
-
-// stats are a probe's totals in one bank, or folded into its base.
-type stats struct {
-	count, total, inherent atomic.Int64
-	min, max               atomic.Int64
-}
-
-// bank is one half of a probe's statistics. started and finished bracket
-// each write and are never reset, so started − finished is the number of
-// writers inside; merged is finished as of the last fold.
-type bank struct {
-	started, finished atomic.Int64
-	merged            atomic.Int64
-	stats
-}
-
-// epoch picks the bank writers fill; Take moves it on.
-var epoch atomic.Uint32
-
-// Count returns the number of metered firings that have ended. It may lag a
-// snapshot being taken by the firings in flight.
-func (p *Probe) Count() int64 {
-	c := p.base.count.Load()
-	for i := range p.bank {
-		c += p.bank[i].finished.Load() - p.bank[i].merged.Load()
-	}
-	return c
-}
-
-// Mean returns the mean inclusive time of the probe's metered firings in
-// ns, and false when none has ended yet.
-func (p *Probe) Mean() (int64, bool) {
-	c, t := p.base.count.Load(), p.base.total.Load()
-	for i := range p.bank {
-		b := &p.bank[i]
-		c += b.finished.Load() - b.merged.Load()
-		t += b.total.Load()
-	}
-	if c <= 0 {
-		return 0, false
-	}
-	return t / c, true
-}
-
-// record adds one metered firing to the bank of the current epoch: four
-// uncontended atomic adds; min and max are compare-and-swapped only when
-// they move. A writer that finds the epoch moved under it backs out and
-// writes to the other bank, so Take never reads a bank being written.
-func (p *Probe) record(incl, inh int64) {
-	for {
-		e := epoch.Load()
-		b := &p.bank[e&1]
-		b.started.Add(1)
-		if epoch.Load() != e {
-			b.started.Add(-1)
-			continue
-		}
-		b.total.Add(incl)
-		b.inherent.Add(inh)
-		minimize(&b.min, incl)
-		maximize(&b.max, incl)
-		b.finished.Add(1)
+	s := p.State()
+	if s == Enabled {
 		return
 	}
-}
-
-func minimize(a *atomic.Int64, v int64) {
-	for o := a.Load(); v < o; o = a.Load() {
-		if a.CompareAndSwap(o, v) {
+	if s == Sampled {
+		// The stretch ends: what it counted and did not meter becomes
+		// part of the estimates for good.
+		if engine.tracepoint != nil {
+			p.count.reset(engine.tracepoint.Sample)
+		}
+		p.sampling.mu.Lock()
+		e := p.adjustment(p.stats.sum(), now())
+		ok := p.state.CompareAndSwap(uint32(Sampled), uint32(Enabled))
+		if ok {
+			p.sampling.extra = e
+		}
+		p.sampling.mu.Unlock()
+		if !ok {
+			return
+		}
+		removeSampled(p)
+	} else {
+		if engine.tracepoint != nil {
+			p.count.reset(engine.tracepoint.Sample) // before the state that uses it
+		}
+		if !p.state.CompareAndSwap(uint32(s), uint32(Enabled)) {
 			return
 		}
 	}
-}
-
-func maximize(a *atomic.Int64, v int64) {
-	for o := a.Load(); v > o; o = a.Load() {
-		if a.CompareAndSwap(o, v) {
-			return
-		}
+	p.deficit.Store(0)
+	p.inhBase.Store(p.stats.sum().inherent) // hotspot's share is judged afresh
+	p.first.Store(0)
+	if s.Disabled() {
+		p.reenabled.Add(1)
+	}
+	if p.gate != nil && engine.on {
+		p.gate.Store(1)
 	}
 }
 
-// fold waits for the writers still inside bank i, then moves its totals
-// into the base. Only Take calls it, under foldMu.
-func (p *Probe) fold(i uint32) {
-	b := &p.bank[i]
-	for spins := 0; b.started.Load() != b.finished.Load(); spins++ {
-		if spins > 8 {
-			runtime.Gosched() // a writer was preempted inside record
-		}
+// decideEligible sets whether tracepoint may start traces on p.
+func (p *Probe) decideEligible() {
+	if t := engine.tracepoint; t != nil {
+		registry.Lock()
+		any := registry.anyRoot
+		registry.Unlock()
+		p.eligible.Store(t.Eligible(p.name, p.root.Load(), any))
 	}
-	f := b.finished.Load()
-	p.base.count.Add(f - b.merged.Load())
-	b.merged.Store(f)
-	p.base.total.Add(b.total.Swap(0))
-	p.base.inherent.Add(b.inherent.Swap(0))
-	minimize(&p.base.min, b.min.Swap(math.MaxInt64))
-	maximize(&p.base.max, b.max.Swap(0))
 }
 
-var (
-	registry struct {
-		sync.Mutex
-		probes []*Probe
-	}
-	extWords, gWords atomic.Int32
-)
+var registry struct {
+	sync.Mutex
+	probes  []*Probe
+	anyRoot bool
+}
 
 // NewProbe registers a probe. gate, if not nil, is the word the generated
-// code tests before calling Begin; the engine sets it while the probe may be
-// metered and clears it when the probe is disabled.
+// code tests before calling Begin: the engine sets it while a firing of
+// the probe may be metered and clears it when the probe is disabled.
 func NewProbe(name string, gate *atomic.Uint32) *Probe {
 	p := &Probe{name: name, gate: gate}
-	p.base.min.Store(math.MaxInt64)
-	p.bank[0].min.Store(math.MaxInt64)
-	p.bank[1].min.Store(math.MaxInt64)
+	p.stats.init()
 	registry.Lock()
-	p.id = len(registry.probes)
+	p.id = int32(len(registry.probes))
 	registry.probes = append(registry.probes, p)
 	registry.Unlock()
-	registered(p)
-	if gate != nil && engine.on {
-		gate.Store(1)
-	}
+	configureMu.Lock()
+	p.wire()
+	configureMu.Unlock()
 	return p
 }
 
@@ -212,27 +184,3 @@ func Probes() []*Probe {
 	defer registry.Unlock()
 	return registry.probes[:len(registry.probes):len(registry.probes)]
 }
-
-// NewProbeWord claims one of Probe.Ext for an extension.
-func NewProbeWord() int {
-	n := int(extWords.Add(1)) - 1
-	if n >= ProbeWords {
-		panic("meter: out of per-probe extension words")
-	}
-	return n
-}
-
-// NewGoroutineWord claims one of Goroutine.Ext for an extension.
-func NewGoroutineWord() int {
-	n := int(gWords.Add(1)) - 1
-	if n >= GoroutineWords {
-		panic("meter: out of per-goroutine extension words")
-	}
-	return n
-}
-
-// SetRoot marks p as the entry of a unit of work (see probe.Roots).
-func (p *Probe) SetRoot() { p.root.Store(true) }
-
-// Root reports whether p is marked as the entry of a unit of work.
-func (p *Probe) Root() bool { return p.root.Load() }

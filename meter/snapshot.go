@@ -2,9 +2,10 @@ package meter
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/meterio/meter/clock"
@@ -12,12 +13,18 @@ import (
 
 // Labels in the model.
 const (
-	LabelHotspot  = "hotspot"
-	LabelDisabled = "disabled"
-	LabelBudget   = "budget"
+	LabelHotspot  = "hotspot"  // mean inclusive and inherent times at or above hotspot's thresholds
+	LabelDisabled = "disabled" // hotspot switched it off: its figures cover its metered firings only
+	LabelBudget   = "budget"   // it can never afford its own measurement
+	LabelSampled  = "sampled"  // metered in sampling windows: count and totals are estimates
 )
 
-// Row is one probe in a snapshot of the model. Times are ns.
+// Row is one probe in a snapshot of the model. Times are ns. For a sampled
+// probe, Count, Total and InherentTotal are estimates: what sampling
+// windows measured, over the share of time they took (Metered says how
+// many firings were measured). The inherent time of a probe metered always
+// is its inclusive time times the inherent share that the firings windows
+// overlapped show, once windows have run (see sampler.go).
 type Row struct {
 	Probe         string
 	Count         int64
@@ -28,58 +35,70 @@ type Row struct {
 	Min           int64
 	Max           int64
 	Label         string
-	Reenabled     int64 // times a spot check re-enabled it
+	Metered       int64   // firings measured
+	SD            float64 // standard deviation of the inclusive times of the metered firings, ns
+	InherentSD    float64 // of their inherent times
+	Reenabled     int64   // times a spot check re-enabled it
 }
 
 // Snapshot is the performance model at one moment.
 type Snapshot struct {
 	Taken           time.Time
+	Started         time.Time // when the chain was first wired with metering on
+	Final           bool      // the last model of the run (the exports set it at exit); false: the run goes on
+	Roots           []string  // the probes marked as entries of units of work
 	Clock           string
 	Extensions      []string // "name(settings)", in chain order
 	Rows            []Row    // metered or labelled probes, largest inherent total first
 	Probes          int      // registered probes
 	Traces          int64    // traces ended
-	TruncatedTraces int64    // of which reached the trace maximum
+	TruncatedTraces int64    // of which truncated: reached the maximum, handed over in parts, or lost their root
+	Unwound         int64    // metered firings a panic or runtime.Goexit unwound before their End: not counted
+	Windows         int64    // sampling windows opened
+	WindowNanos     int64    // how long they were open, in all
+	SamplingNanos   int64    // since the first probe was sampled
 	Dropped         int64    // spans the export path dropped
 	Clamped         uint64   // negative clock differences clamped to zero
 }
 
-var foldMu sync.Mutex
+// started is when Configure first wired a chain with metering on.
+var started atomic.Value
 
-// Take reads the model without stopping the program. It moves the epoch on,
-// so new firings go to the other bank, waits for the firings still being
-// recorded in the old one (a few ns each) and folds it into the base. The
-// result is a consistent cut: every firing recorded before the epoch moved
-// is in every row it touches, and none after.
+func init() { started.Store(time.Time{}) }
+
+// Take reads the model without stopping the program. Each statistics row
+// is read whole (its writer is never blocked: a row being written is read
+// again), so each row of the model counts exactly the metered firings
+// whose times it holds.
 func Take() Snapshot {
-	foldMu.Lock()
-	defer foldMu.Unlock()
-	old := epoch.Add(1) - 1
 	s := Snapshot{
 		Taken:           time.Now(),
 		Clock:           clock.Source(),
+		Extensions:      Settings(),
 		Traces:          tracesEnded.Load(),
 		TruncatedTraces: tracesTruncated.Load(),
+		Started:         started.Load().(time.Time),
+		Unwound:         unwound.Load(),
+		Windows:         int64(sampler.seq.Load()+1) / 2,
 		Dropped:         dropped.Load(),
 		Clamped:         clock.Clamped(),
 	}
-	for _, e := range engine.exts {
-		s.Extensions = append(s.Extensions, e.Name()+"("+e.Settings()+")")
+	if engine.manual != nil {
+		s.Clock = "manual"
+	}
+	if sampler.active.Load() {
+		t := now()
+		s.WindowNanos = windowNanos(t)
+		s.SamplingNanos = nanos(sampler.since.Load(), t)
 	}
 	probes := Probes()
 	s.Probes = len(probes)
 	for _, p := range probes {
-		p.fold(old & 1)
-		r := p.row()
-		if r.Label == "" {
-			for _, l := range engine.labelers {
-				if r.Label = l.Label(&r); r.Label != "" {
-					break
-				}
-			}
-		}
-		if r.Count > 0 || r.Label != "" {
+		if r := p.row(); r.Count > 0 || r.Label != "" {
 			s.Rows = append(s.Rows, r)
+		}
+		if p.Root() {
+			s.Roots = append(s.Roots, p.name)
 		}
 	}
 	slices.SortFunc(s.Rows, func(a, b Row) int {
@@ -91,22 +110,41 @@ func Take() Snapshot {
 	return s
 }
 
-// row reads the probe's base, which only Take writes.
 func (p *Probe) row() Row {
-	r := Row{Probe: p.name}
-	r.Count, r.Total, r.InherentTotal = p.base.count.Load(), p.base.total.Load(), p.base.inherent.Load()
-	r.Min, r.Max = p.base.min.Load(), p.base.max.Load()
+	t := p.stats.sum()
+	r := Row{Probe: p.name, Metered: t.count, Min: t.min, Max: t.max, Reenabled: p.reenabled.Load()}
+	if n := float64(t.count); n > 1 {
+		mi, mh := float64(t.total)/n, float64(t.inherent)/n
+		r.SD = math.Sqrt(max(t.sqTotal/n-mi*mi, 0) * n / (n - 1))
+		r.InherentSD = math.Sqrt(max(t.sqInh/n-mh*mh, 0) * n / (n - 1))
+	}
+	p.sampling.mu.Lock()
+	e := p.adjustment(t, now())
+	p.sampling.mu.Unlock()
+	r.Count, r.Total, r.InherentTotal = t.count+e.count, t.total+e.total, t.inherent+e.inherent
+	if w := p.window.load(); p.State() != Sampled && w.total > 0 {
+		// Metered always, with sampled probes under it: the share of its
+		// inclusive time that is its own, as the firings windows
+		// overlapped show it (see sampler.go).
+		r.InherentTotal = int64(float64(t.total) * float64(w.inherent) / float64(w.total))
+		r.InherentTotal += e.inherent
+	}
 	if r.Count > 0 {
 		r.Avg, r.InherentAvg = r.Total/r.Count, r.InherentTotal/r.Count
-	} else {
-		r.Min, r.Max = 0, 0
 	}
-	switch p.Disabled() {
+	switch p.State() {
 	case DisabledHotspot:
 		r.Label = LabelDisabled
 	case DisabledBudget:
 		r.Label = LabelBudget
+	case Sampled:
+		r.Label = LabelSampled
+	default:
+		if e != (totals{}) {
+			r.Label = LabelSampled // sampled for a while: its figures hold estimates
+		} else if h := engine.hotspot; h != nil && r.Count > 0 && h.Label(r.Avg, r.InherentAvg) {
+			r.Label = LabelHotspot
+		}
 	}
-	r.Reenabled = p.reenabled.Load()
 	return r
 }

@@ -2,10 +2,16 @@ package probe
 
 import (
 	"os"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/meterio/meter/clock"
+	"github.com/meterio/meter/extensions/budget"
+	"github.com/meterio/meter/extensions/flowcheck"
+	"github.com/meterio/meter/extensions/hotspot"
+	"github.com/meterio/meter/extensions/spotcheck"
+	"github.com/meterio/meter/extensions/tracepoint"
 	"github.com/meterio/meter/meter"
 )
 
@@ -17,135 +23,210 @@ func mix(x uint64) uint64 {
 	return x ^ x>>32
 }
 
-// The functions under test do a few ns of work and are never inlined, as
-// a small function that is worth instrumenting would be.
+// benchProbes[i] is the probe of the i-th function below; each has its own
+// so that one's state never leaks into another's case.
 var (
-	benchProbes [2]Probe
+	benchProbes [4]Probe
 	sink        uint64
 )
+
+// The functions under test do a few ns of work and are never inlined, as a
+// function worth instrumenting would be.
 
 //go:noinline
 func plain(x uint64) uint64 {
 	return mix(x)
 }
 
-// instrumented has the generated conditional-defer shape.
+// instrumented has the shape meterinject generates for a function with no
+// defer of its own: Begin first, End before the return.
 //
 //go:noinline
 func instrumented(x uint64) uint64 {
-	if benchProbes[0].On() {
-		if f := benchProbes[0].Begin(); f.Active() {
-			defer f.End()
-		}
-	}
-	return mix(x)
+	f := benchProbes[0].Begin()
+	r := mix(x)
+	benchProbes[0].End(f)
+	return r
 }
 
-// twin has the generated shape whose disabled path has no defer at all:
-// when Begin meters the firing, the enabled path calls a metered twin,
-// which holds the defer and calls the function again (Reenter keeps that
-// call from firing again).
+// deferred has the conditional-defer shape, which meterinject generates
+// for a function with defers of its own.
 //
 //go:noinline
-func twin(x uint64) uint64 {
-	if benchProbes[1].On() {
-		if f := benchProbes[1].Begin(); f.Active() {
-			return twinMetered(f, x)
-		}
+func deferred(x uint64) uint64 {
+	if f := benchProbes[1].Begin(); f.Active() {
+		defer benchProbes[1].End(f)
 	}
 	return mix(x)
 }
 
-func twinMetered(f Firing, x uint64) uint64 {
-	defer f.End()
-	f.Reenter()
-	return twin(x)
+// other is instrumented's twin on another probe, for the parallel cases
+// on different probes.
+//
+//go:noinline
+func other(x uint64) uint64 {
+	f := benchProbes[2].Begin()
+	r := mix(x)
+	benchProbes[2].End(f)
+	return r
 }
 
-// benchChain wires the chain for a benchmark: every firing metered, no
-// extension, the real clock (METER_CLOCK picks it; scripts/callgrind.sh
-// sets mono, whose set-up runs the same instructions every time, unlike
-// TSC calibration, which loops for a span of wall time).
-func benchChain(b *testing.B, source string) {
+var (
+	registered bool
+	mu         sync.Mutex
+)
+
+// wire registers the probes once and wires ch (plus Enabled) with the
+// clock METER_CLOCK names (callgrind.sh sets mono: TSC calibration runs a
+// varying number of instructions under valgrind).
+func wire(b *testing.B, ch meter.Chain) {
+	source := "auto"
 	if s := os.Getenv("METER_CLOCK"); s != "" {
 		source = s
 	}
 	if err := clock.Setup(source); err != nil {
 		b.Skip(err)
 	}
-	setupOnce.Do(func() {})
-	if benchProbes[0].m == nil {
-		Register(benchProbes[:], "bench.instrumented", "bench.other")
+	if !registered {
+		setupOnce.Do(func() {})
+		Register(benchProbes[:], "bench.instrumented", "bench.deferred", "bench.other", "bench.spare")
+		registered = true
 	}
-	meter.Configure(meter.Chain{Enabled: true})
+	ch.Enabled = true
+	meter.Configure(ch)
+	for i := range benchProbes {
+		benchProbes[i].m.Enable()
+	}
 }
 
-func BenchmarkFiring(b *testing.B) {
-	benchChain(b, "auto")
-	disable := func(i int) func() func() {
-		return func() func() {
-			benchProbes[i].m.Disable(meter.DisabledHotspot)
-			return benchProbes[i].m.Enable
-		}
+func loop(b *testing.B, call func(uint64) uint64) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	x := sink
+	for i := 0; i < b.N; i++ {
+		x = call(x)
 	}
+	sink = x
+}
+
+// BenchmarkFiring is what one call costs: plain, with its probe disabled,
+// and metered (the engine with the process clock, and alone with a clock
+// that costs nothing).
+func BenchmarkFiring(b *testing.B) {
 	for _, c := range []struct {
 		name  string
-		setup func() (undo func()) // nil: none
+		chain meter.Chain
+		off   bool
 		call  func(uint64) uint64
 	}{
-		{"plain", nil, plain},
-		{"disabled", disable(0), instrumented},
-		{"metered", nil, instrumented},
-		// The engine's own cost: each clock read is one atomic load.
-		{"metered-manual-clock", func() func() {
-			clock.UseManual()
-			return func() { clock.Setup(clockSource()) }
-		}, instrumented},
-		{"twin-disabled", disable(1), twin},
-		{"twin-metered", nil, twin},
-		{"clock-read", nil, func(x uint64) uint64 { return x + uint64(clock.Now()) }},
-		{"time.Now", nil, func(x uint64) uint64 { return x + uint64(time.Now().UnixNano()) }},
+		{"plain", meter.Chain{}, false, plain},
+		{"disabled", meter.Chain{}, true, instrumented},
+		{"defer/disabled", meter.Chain{}, true, deferred},
+		{"metered", meter.Chain{}, false, instrumented},
+		{"metered-manual-clock", meter.Chain{Clock: clock.NewManual()}, false, instrumented},
+		{"defer/metered", meter.Chain{}, false, deferred},
+		{"clock-read", meter.Chain{}, false, func(x uint64) uint64 { return x + uint64(clock.Now()) }},
+		{"time.Now", meter.Chain{}, false, func(x uint64) uint64 { return x + uint64(time.Now().UnixNano()) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			if c.setup != nil {
-				undo := c.setup()
-				defer func() { b.StopTimer(); undo() }()
+			wire(b, c.chain)
+			if c.off {
+				benchProbes[0].m.Disable(meter.DisabledHotspot)
+				benchProbes[1].m.Disable(meter.DisabledHotspot)
 			}
+			loop(b, c.call)
+		})
+	}
+}
+
+// never is a sample rate no benchmark reaches: every firing stays outside
+// a trace.
+const never = tracepoint.MaxSample
+
+// BenchmarkChain compares, in one run, a firing of a disabled probe with a
+// firing outside any trace while a trace gate is on, with a disabled
+// probe's firing while spotcheck counts it, and with a sampled probe's.
+func BenchmarkChain(b *testing.B) {
+	flow := &flowcheck.Rule{Lower: flowcheck.MaxGap, Upper: flowcheck.MaxGap}
+	for _, c := range []struct {
+		name  string
+		chain meter.Chain
+		state meter.State
+	}{
+		{"disabled", meter.Chain{}, meter.DisabledHotspot},
+		{"outside-tracepoint", meter.Chain{Tracepoint: &tracepoint.Rule{Sample: never}}, meter.Enabled},
+		{"outside-flowcheck", meter.Chain{Flowcheck: flow}, meter.Enabled},
+		{"outside-tracepoint+flowcheck+budget", meter.Chain{Tracepoint: &tracepoint.Rule{Sample: never}, Flowcheck: flow,
+			Budget: &budget.Rule{Percent: 10, Unit: 1000}}, meter.Enabled},
+		{"disabled-spotcheck", meter.Chain{Spotcheck: &spotcheck.Rule{Interval: spotcheck.MaxInterval}}, meter.DisabledHotspot},
+		{"sampled", meter.Chain{Hotspot: &hotspot.Rule{Threshold: 1 << 40, Initial: 1, Sample: 1 << 30}}, meter.Sampled},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			wire(b, c.chain)
+			instrumented(0) // its first firing ends: it may be counted down from now on
+			switch c.state {
+			case meter.DisabledHotspot:
+				benchProbes[0].m.Disable(meter.DisabledHotspot)
+			case meter.Sampled:
+				instrumented(0) // one cold firing: the balance of 1 runs out
+				if s := benchProbes[0].m.State(); s != meter.Sampled {
+					b.Fatalf("state %d, want sampled", s)
+				}
+			}
+			loop(b, instrumented)
+		})
+	}
+}
+
+// BenchmarkParallel runs the same probe, or one probe per goroutine, on
+// every P at once: how a probe scales when all request goroutines fire it.
+// bench/scaling.sh prints the ratio of 2 goroutines to 1 next to the plain
+// function's.
+func BenchmarkParallel(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		chain meter.Chain
+		state meter.State
+		other bool // every other goroutine fires another probe
+	}{
+		{"plain", meter.Chain{}, meter.Enabled, false},
+		{"disabled", meter.Chain{}, meter.DisabledHotspot, false},
+		{"metered", meter.Chain{}, meter.Enabled, false},
+		{"metered-different", meter.Chain{}, meter.Enabled, true},
+		{"outside-tracepoint", meter.Chain{Tracepoint: &tracepoint.Rule{Sample: never}}, meter.Enabled, false},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			wire(b, c.chain)
+			instrumented(0)
+			other(0)
+			if c.state == meter.DisabledHotspot {
+				benchProbes[0].m.Disable(meter.DisabledHotspot)
+			}
+			call := instrumented
+			if c.name == "plain" {
+				call = plain
+			}
+			var turn uint32
 			b.ReportAllocs()
 			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				sink = c.call(sink)
-			}
+			b.RunParallel(func(pb *testing.PB) {
+				f := call
+				if c.other && turnOf(&turn)%2 == 1 {
+					f = other
+				}
+				var x uint64
+				for pb.Next() {
+					x = f(x)
+				}
+				_ = x
+			})
 		})
 	}
 }
 
-func BenchmarkFiringParallel(b *testing.B) {
-	benchChain(b, "auto")
-	b.Run("plain", func(b *testing.B) {
-		b.RunParallel(func(pb *testing.PB) {
-			var x uint64
-			for pb.Next() {
-				x = plain(x)
-			}
-			_ = x
-		})
-	})
-	b.Run("metered", func(b *testing.B) {
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			var x uint64
-			for pb.Next() {
-				x = instrumented(x)
-			}
-			_ = x
-		})
-	})
-}
-
-func clockSource() string {
-	if s := os.Getenv("METER_CLOCK"); s != "" {
-		return s
-	}
-	return "auto"
+func turnOf(t *uint32) uint32 {
+	mu.Lock()
+	defer mu.Unlock()
+	*t++
+	return *t
 }

@@ -2,7 +2,7 @@ package probe
 
 import (
 	"context"
-	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/meterio/meter/export"
@@ -11,63 +11,58 @@ import (
 )
 
 // shutdownTimeout bounds how long Shutdown waits for queued spans and the
-// last metrics push to go out.
+// last OTLP push to go out.
 const shutdownTimeout = 5 * time.Second
 
-// exports are the export paths beyond CSV that setup started.
-var exports struct {
-	pipeline *export.Pipeline  // traces: OTLP and call paths
-	paths    *export.CallPaths // for METER_EXPORT_PPROF
-	metrics  *export.Metrics   // the model over OTLP
-}
+// exports are the exports setup started (see export.Start).
+var exports *export.Exports
 
-// startExports starts the trace pipeline and the OTLP metrics that c asks
-// for, and returns the sink to wire into ch (nil: none). A program that
-// traces without exporting traces still gets the pprof labels.
+// startExports starts the exports c asks for and returns the sink to wire
+// into ch (nil: none).
 func startExports(c env.Config, ch meter.Chain) meter.Sink {
-	ctx := context.Background()
-	var opts []export.Option
-	if c.ExportPprof != "" {
-		exports.paths = export.NewCallPaths()
-		opts = append(opts, export.WithCallPaths(exports.paths))
-	}
-	if c.ExportOTLP {
-		if e, err := export.NewOTLPTraceExporter(ctx); err != nil {
-			fmt.Fprintf(stderr, "meter: %v; traces are not exported\n", err)
-		} else {
-			opts = append(opts, export.WithSpanExporter(e))
-		}
-		if m, err := export.NewOTLPMetrics(ctx, c.ExportInterval, meter.Take); err != nil {
-			fmt.Fprintf(stderr, "meter: %v; the model is not exported over OTLP\n", err)
-		} else {
-			exports.metrics = m
-		}
-	}
-	if len(opts) == 0 {
-		if len(ch.Gates) > 0 {
-			return export.NewLabelSink()
-		}
-		return nil
-	}
-	if c.ExportInterval > 0 {
-		opts = append(opts, export.WithDropReport(c.ExportInterval))
-	}
-	opts = append(opts, export.WithStderr(stderr))
-	exports.pipeline = export.NewPipeline(opts...)
-	return exports.pipeline
+	exports = export.Start(export.Settings{
+		CSV:      c.ExportCSV,
+		Pprof:    c.ExportPprof,
+		OTLP:     c.ExportOTLP,
+		Labels:   c.PprofLabels,
+		Interval: c.ExportInterval,
+		TraceMax: int(c.TraceMax),
+		Traces:   ch.Tracepoint != nil || ch.Flowcheck != nil,
+		Paths:    c.HTTP != "",
+		Stderr:   stderr,
+		Model:    model,
+	})
+	return exports.Sink()
 }
 
-// flushExports writes the pprof profile. Called under flushMu.
+// final is set when Shutdown writes the last model of the run.
+var final atomic.Bool
+
+// model is the snapshot the exports write: final once Shutdown runs.
+func model() meter.Snapshot {
+	s := meter.Take()
+	s.Final = final.Load()
+	return s
+}
+
+// runExports starts what the exports run on goroutines of their own, once
+// the engine is wired with the sink startExports returned.
+func runExports() { exports.Run() }
+
+// checkExports reports, once, each export the properties ask for whose
+// package the program does not link (METER_EXPORT_OTLP without the otlp
+// import, say). Call it once every package's init has run: at the start
+// of main.
+func checkExports() {
+	if exports != nil {
+		exports.Check()
+	}
+}
+
+// flushExports writes the export files. Called under flushMu.
 func flushExports() {
-	if config.ExportPprof == "" {
-		return
-	}
-	var paths *export.CallPaths
-	if exports.paths != nil {
-		paths = exports.paths.Frozen() // before the model: see CallPaths.Frozen
-	}
-	if err := export.WritePprofFile(config.ExportPprof, meter.Take(), paths); err != nil {
-		fmt.Fprintf(stderr, "meter: %v\n", err)
+	if exports != nil {
+		exports.WriteFiles()
 	}
 }
 
@@ -76,15 +71,11 @@ func flushExports() {
 func stopExports(flush func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	if exports.pipeline != nil {
-		if err := exports.pipeline.Shutdown(ctx); err != nil {
-			fmt.Fprintf(stderr, "meter: exporting traces at exit: %v\n", err)
-		}
+	if exports != nil {
+		exports.StopTraces(ctx)
 	}
 	flush()
-	if exports.metrics != nil {
-		if err := exports.metrics.Shutdown(ctx); err != nil {
-			fmt.Fprintf(stderr, "meter: exporting the model over OTLP at exit: %v\n", err)
-		}
+	if exports != nil {
+		exports.Close(ctx)
 	}
 }

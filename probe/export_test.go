@@ -2,6 +2,7 @@ package probe
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,83 +10,75 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/pprof/profile"
-
-	"github.com/meterio/meter/export"
-	"github.com/meterio/meter/internal/otlpreceiver"
 	"github.com/meterio/meter/meter"
 )
 
-// The end-to-end test runs this test binary again as an instrumented
+// The end-to-end tests run this test binary again as an instrumented
 // program, configured only by environment variables, as a user's would be.
-const childEnv = "METER_EXPORT_E2E_CHILD"
+const childEnv = "PROBE_E2E_CHILD"
 
 var e2eProbes [3]Probe
-
-// gate starts a trace at every firing of root: it stands in for the
-// tracepoint and flowcheck extensions, which chain() wires when they exist.
-type gate struct{ root *meter.Probe }
-
-func (g gate) Start(_ *meter.Goroutine, p *meter.Probe) bool { return p == g.root }
-func (gate) Ended(*meter.Goroutine)                          {}
 
 // e2eProgram is the instrumented program: main → work → leaf, five times.
 func e2eProgram() {
 	Register(e2eProbes[:], "example.com/e2e.main", "example.com/e2e.work", "example.com/e2e.leaf")
-	meter.Configure(meter.Chain{Enabled: true, Gates: []meter.Gate{gate{e2eProbes[0].m}}, Sink: exports.pipeline})
-	e2eProbes[0].Begin().End() // a probe starts traces once a firing of it has ended
-	for range 5 {
+	checkExports() // what generated code does at the start of main
+	main := func() {
 		f := e2eProbes[0].Begin()
 		for range 2 {
-			w := e2eProbes[1].Begin()
-			e2eProbes[2].Begin().End()
-			time.Sleep(100 * time.Microsecond)
-			w.End()
+			func() {
+				w := e2eProbes[1].Begin()
+				func() { e2eProbes[2].End(e2eProbes[2].Begin()) }()
+				time.Sleep(100 * time.Microsecond)
+				e2eProbes[1].End(w)
+			}()
 		}
-		f.End()
+		e2eProbes[0].End(f)
+	}
+	e2eProbes[0].End(e2eProbes[0].Begin()) // a probe starts traces once a firing of it has ended
+	for range 5 {
+		main()
 	}
 	Shutdown()
 	json.NewEncoder(os.Stdout).Encode(meter.Take())
 }
 
-// TestExportsEndToEnd: METER_EXPORT_OTLP, METER_EXPORT_PPROF and
-// METER_EXPORT_CSV set; traces and the model reach a real OTLP receiver at
-// Shutdown, and the profile and the CSV are written.
-func TestExportsEndToEnd(t *testing.T) {
-	if os.Getenv(childEnv) == "1" {
-		e2eProgram()
-		return
-	}
-	r, err := otlpreceiver.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	dir := t.TempDir()
+func runE2E(t *testing.T, env ...string) (model meter.Snapshot, stderr string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestExportsEndToEnd$", "-test.count=1")
-	cmd.Env = append(os.Environ(), childEnv+"=1",
-		"METER_EXPORT_OTLP=true",
-		"METER_EXPORT_PPROF="+filepath.Join(dir, "meter.pprof"),
-		"METER_EXPORT_CSV="+filepath.Join(dir, "meter.csv"),
-		"METER_HOTSPOT_ENABLED=false",
-		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+r.GRPCAddr,
-		"OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
-		"OTEL_SERVICE_NAME=e2e")
-	start := time.Now()
+	// Every firing of main outside a trace starts one.
+	cmd.Env = append(os.Environ(), append(env, childEnv+"=1", "METER_HOTSPOT_ENABLED=false", "METER_TRACEPOINT_ENABLED=true",
+		"METER_TRACEPOINT_SAMPLE=1", "METER_TRACEPOINT_INCLUDE=^example.com/e2e.main$")...)
+	var errb strings.Builder
+	cmd.Stderr = &errb
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("the program failed: %v\n%s", err, out)
-	}
-	if took := time.Since(start); took > 10*time.Second {
-		t.Errorf("the program took %v", took)
+		t.Fatalf("the program failed: %v\n%s\n%s", err, out, errb.String())
 	}
 	i := strings.LastIndex(string(out), "{\"Taken\"")
 	if i < 0 {
 		t.Fatalf("no model in the output:\n%s", out)
 	}
-	var model meter.Snapshot
 	if err := json.NewDecoder(strings.NewReader(string(out[i:]))).Decode(&model); err != nil {
 		t.Fatal(err)
+	}
+	return model, errb.String()
+}
+
+// TestExportsEndToEnd: METER_EXPORT_PPROF and METER_EXPORT_CSV set; at
+// Shutdown the profile holds the traced call paths (read with go tool
+// pprof), and the CSV and its .meta are written. The otlp module runs the
+// same program with OTLP.
+func TestExportsEndToEnd(t *testing.T) {
+	if os.Getenv(childEnv) == "1" {
+		e2eProgram()
+		return
+	}
+	dir := t.TempDir()
+	prof, csvPath := filepath.Join(dir, "meter.pprof"), filepath.Join(dir, "meter.csv")
+	model, stderr := runE2E(t, "METER_EXPORT_PPROF="+prof, "METER_EXPORT_CSV="+csvPath)
+	if stderr != "" {
+		t.Errorf("stderr: %q", stderr)
 	}
 	rows := map[string]meter.Row{}
 	for _, rw := range model.Rows {
@@ -94,56 +87,47 @@ func TestExportsEndToEnd(t *testing.T) {
 	if rows["example.com/e2e.work"].Count != 10 || rows["example.com/e2e.leaf"].Count != 10 || rows["example.com/e2e.main"].Count != 5 {
 		t.Fatalf("model: %+v", model.Rows)
 	}
+	if csv := readModel(t, csvPath); csv["example.com/e2e.leaf"][1] != "10" {
+		t.Errorf("CSV: %v", csv)
+	}
+	meta, err := os.ReadFile(csvPath + ".meta")
+	if err != nil || !strings.Contains(string(meta), "\ndropped_spans: 0\n") || !strings.Contains(string(meta), "\ntraces: 5\n") {
+		t.Errorf("meta: %v\n%s", err, meta)
+	}
+	out, err := exec.Command("go", "tool", "pprof", "-traces", "-sample_index=count", "-tagfocus=source=trace", prof).CombinedOutput()
+	want := fmt.Sprintf("10   example.com/e2e.leaf\n%[1]sexample.com/e2e.work\n%[1]sexample.com/e2e.main\n", strings.Repeat(" ", 13))
+	if err != nil || !strings.Contains(string(out), want) {
+		t.Errorf("go tool pprof -traces: %v\n%s\nwant a sample\n%s", err, out, want)
+	}
+}
 
-	spans := r.Spans()
-	if len(spans) != 25 {
-		t.Errorf("received %d spans, want 25", len(spans))
+// TestOTLPWithoutTheModule: METER_EXPORT_OTLP=true in a program built
+// without the otlp module is one line on stderr saying how to add it; the
+// program runs on, and its other exports are written.
+func TestOTLPWithoutTheModule(t *testing.T) {
+	csvPath := filepath.Join(t.TempDir(), "meter.csv")
+	_, stderr := runE2E(t, "METER_EXPORT_OTLP=true", "METER_EXPORT_CSV="+csvPath)
+	if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, `import _ "github.com/meterio/meter/otlp"`) {
+		t.Errorf("stderr %q: want one line saying how to add OTLP", stderr)
 	}
-	ids := map[string]string{} // span id → name
-	for _, s := range spans {
-		ids[string(s.TraceId)+string(s.SpanId)] = s.Name
-		if s.Resource["service.name"] != "e2e" {
-			t.Errorf("service.name %q", s.Resource["service.name"])
-		}
-	}
-	want := map[string]string{"example.com/e2e.main": "", "example.com/e2e.work": "example.com/e2e.main", "example.com/e2e.leaf": "example.com/e2e.work"}
-	for _, s := range spans {
-		parent := ""
-		if len(s.ParentSpanId) > 0 {
-			parent = ids[string(s.TraceId)+string(s.ParentSpanId)]
-		}
-		if parent != want[s.Name] {
-			t.Errorf("%s: parent %q, want %q", s.Name, parent, want[s.Name])
-		}
-	}
-	for name, rw := range rows {
-		if got, ok := r.Sum(export.MetricCount, export.AttrProbe, name); !ok || got != rw.Count {
-			t.Errorf("%s{%s} = %d (%v), the model says %d", export.MetricCount, name, got, ok, rw.Count)
-		}
-		if got, ok := r.Sum(export.MetricInherentTotal, export.AttrProbe, name); !ok || got != rw.InherentTotal {
-			t.Errorf("%s{%s} = %d (%v), the model says %d", export.MetricInherentTotal, name, got, ok, rw.InherentTotal)
-		}
-	}
-
-	b, err := os.ReadFile(filepath.Join(dir, "meter.pprof"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := profile.ParseData(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var leafCount int64
-	for _, s := range prof.Sample {
-		if len(s.Location) == 3 && s.Location[0].Line[0].Function.Name == "example.com/e2e.leaf" &&
-			s.Location[2].Line[0].Function.Name == "example.com/e2e.main" {
-			leafCount += s.Value[0]
-		}
-	}
-	if leafCount != 10 {
-		t.Errorf("the profile has %d firings of main;work;leaf, want 10", leafCount)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "meter.csv")); err != nil {
+	if _, err := os.Stat(csvPath); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestBadExportPathsAtStart: a pprof path that is a directory, and a CSV
+// path whose folder does not exist, are each one line, at start, with the
+// user's path; nothing is replaced, and nothing more is said at exit.
+func TestBadExportPathsAtStart(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := filepath.Join(dir, "missing", "m.csv")
+	_, stderr := runE2E(t, "METER_EXPORT_PPROF="+dir, "METER_EXPORT_CSV="+csvPath)
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if len(lines) != 2 || !strings.Contains(stderr, "METER_EXPORT_PPROF: cannot write "+dir+": it is a directory") ||
+		!strings.Contains(stderr, "METER_EXPORT_CSV: cannot write "+csvPath+": the folder "+filepath.Dir(csvPath)+" does not exist") {
+		t.Errorf("stderr %q", stderr)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Errorf("the directory given as the profile's path: %v %v", fi, err)
 	}
 }

@@ -8,33 +8,37 @@ import (
 )
 
 // Probe is one instrumented function, as generated code declares it: an
-// element of a package-level array, so that On is one load from a fixed
-// address. The zero Probe is off; Register switches it on.
+// element of a package-level array, so that the test of its on-word is one
+// load from a fixed address. The zero Probe is off; Register switches it on.
 type Probe struct {
 	on atomic.Uint32
 	m  *meter.Probe
 }
 
-// Firing is one call of an instrumented function; end it with End.
+// Firing is one call of an instrumented function, from Begin to End: one
+// word, nil when End has nothing to do.
 type Firing = meter.Firing
 
-// On reports whether a firing of p may be metered. It is one load: the
-// generated code tests it before anything else, so a disabled probe costs a
-// load and a branch.
-func (p *Probe) On() bool { return p.on.Load() != 0 }
-
-// Begin starts a firing. Generated code calls it as
-//
-//	if probes[i].On() {
-//		if f := probes[i].Begin(); f.Active() { defer f.End() }
-//	}
-//
-// Begin on an unregistered Probe returns a firing that does nothing.
+// Begin starts a firing. It is inlined into the instrumented function: a
+// disabled probe costs the load of its on-word and a branch; otherwise the
+// engine decides (meter.Probe.Begin). Begin on an unregistered Probe
+// returns a firing that does nothing.
 func (p *Probe) Begin() Firing {
-	if p.m == nil {
-		return Firing{}
+	if p.on.Load() == 0 {
+		return nil
 	}
 	return p.m.Begin()
+}
+
+// End ends a firing that Begin returned, on the same goroutine, before the
+// function returns: generated code calls it before each return, after the
+// results are evaluated, so that no frame is added between the function
+// and its callers (or defers it, in a function with defers of its own).
+// End of a firing that is not metered is a test and a branch.
+func (p *Probe) End(f Firing) {
+	if f != nil {
+		p.m.End(f)
+	}
 }
 
 // Name returns the probe's name, or "" before registration.
@@ -55,29 +59,13 @@ func Register(probes []Probe, names ...string) {
 	if len(names) != len(probes) {
 		panic("probe: Register needs one name per probe")
 	}
+	packages.Add(1)
 	for i := range probes {
 		probes[i].m = meter.NewProbe(names[i], &probes[i].on)
 	}
 }
 
-// End ends a firing that Begin returned on the same goroutine. Generated
-// code calls it before each return of the function, after the results are
-// evaluated:
-//
-//	meter__f := probes[i].Begin()
-//	...
-//	probes[i].End(meter__f)
-//	return
-//
-// so that no frame is added between the function and its callers. End of
-// a firing that is not metered does nothing.
-func (p *Probe) End(f Firing) {
-	if f.Active() {
-		f.End()
-	}
-}
-
-// Roots marks probes[i] for each i in idx as the entry of a unit of work
+// Roots marks probes[i], for each i in idx, as the entry of a unit of work
 // (a request handler, a goroutine's function): where traces start by
 // default. Generated registration files call it after Register.
 func Roots(probes []Probe, idx ...int) {

@@ -1,11 +1,14 @@
 package probe
 
 import (
+	"bufio"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -23,9 +26,8 @@ func TestMain(m *testing.M) {
 var probes [3]Probe
 
 func work(i int, d time.Duration, nested func()) {
-	if probes[i].On() {
-		defer probes[i].Begin().End()
-	}
+	f := probes[i].Begin()
+	defer probes[i].End(f)
 	if d > 0 {
 		time.Sleep(d)
 	}
@@ -43,15 +45,44 @@ func child(mode string) {
 			work(0, 0, func() { work(1, 2*time.Millisecond, func() { work(2, 0, nil) }) })
 		}
 	case "interval":
-		for i := 0; i < 5; i++ {
-			work(1, 30*time.Millisecond, nil)
+		written := make(chan struct{}, 1)
+		onFlush = func() {
+			select {
+			case written <- struct{}{}:
+			default:
+			}
 		}
+		for i := 0; i < 5; i++ {
+			work(1, time.Millisecond, nil)
+		}
+		<-written // a periodic write, while the program runs
+		fmt.Println("written")
+		work(1, 0, nil)
+	case "sigterm", "handled":
+		var sig chan os.Signal
+		if mode == "handled" {
+			sig = make(chan os.Signal, 1)
+			Notify(sig, syscall.SIGTERM)
+		}
+		Main()
+		for i := 0; i < 3; i++ {
+			work(0, 0, func() { work(1, 0, nil) })
+		}
+		fmt.Println("ready")
+		if sig == nil {
+			select {} // SIGTERM ends it
+		}
+		<-sig
+		work(2, 0, nil) // the program's own shutdown
+	case "main":
+		Main()
+		work(0, 0, nil)
 	case "on":
-		if !probes[0].On() || probes[0].Name() != "example.com/app.main" {
+		if probes[0].on.Load() == 0 || probes[0].Name() != "example.com/app.main" {
 			os.Exit(3)
 		}
 	case "off":
-		if probes[0].On() {
+		if probes[0].on.Load() != 0 {
 			os.Exit(3)
 		}
 		work(0, 0, nil)
@@ -106,29 +137,85 @@ func TestShutdownWritesTheModel(t *testing.T) {
 }
 
 func TestIntervalWritesWhileRunning(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "model.csv")
+	path := filepath.Join(t.TempDir(), "model.csv")
+	// The child waits for a periodic write before it goes on and ends.
+	if out := runChild(t, "interval", "METER_EXPORT_CSV="+path, "METER_EXPORT_INTERVAL=20ms"); out != "written\n" {
+		t.Fatalf("child output %q", out)
+	}
+	if r := readModel(t, path)["example.com/app.(*Server).handle"]; r == nil || r[1] != "6" {
+		t.Fatalf("final model row %v, want count 6", r)
+	}
+}
+
+// startChild runs the child in mode and waits for its "ready" line.
+func startChild(t *testing.T, mode string, env ...string) (*exec.Cmd, *strings.Builder) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "PROBE_CHILD=interval", "METER_EXPORT_CSV="+path, "METER_EXPORT_INTERVAL=20ms")
+	cmd.Env = append(os.Environ(), append(env, "PROBE_CHILD="+mode)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// The model appears before the program ends (it runs for 150 ms).
-	var seen bool
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && cmd.ProcessState == nil; time.Sleep(5 * time.Millisecond) {
-		if _, err := os.Stat(path); err == nil {
-			seen = true
-			break
-		}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if line != "ready\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child %s: %q, %v\n%s", mode, line, err, stderr.String())
 	}
+	return cmd, &stderr
+}
+
+// SIGTERM, which is how services stop, leaves a complete model, and a
+// program that does not handle it still dies of it.
+func TestSIGTERMWritesTheModel(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "model.csv")
+	cmd, stderr := startChild(t, "sigterm", "METER_EXPORT_CSV="+path)
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Fatalf("the child ended with %v (%v), not killed by SIGTERM\n%s", err, cmd.ProcessState, stderr)
+	}
+	rows := readModel(t, path)
+	if r := rows["example.com/app.(*Server).handle"]; r == nil || r[1] != "3" || rows["example.com/app.main"][1] != "3" {
+		t.Fatalf("model %v", rows)
+	}
+}
+
+// A program that handles SIGTERM keeps its own shutdown, and the model
+// written when it ends counts what that shutdown did.
+func TestHandledSIGTERMKeepsTheProgramsShutdown(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "model.csv")
+	cmd, stderr := startChild(t, "handled", "METER_EXPORT_CSV="+path)
+	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
-		t.Fatal(err)
+		t.Fatalf("the child: %v\n%s", err, stderr)
 	}
-	if !seen {
-		t.Fatal("no model written during the run")
+	if r := readModel(t, path)["example.com/app.parse"]; r == nil || r[1] != "1" {
+		t.Fatalf("parse row %v: want the firing of the program's own shutdown", r)
 	}
-	if r := readModel(t, path)["example.com/app.(*Server).handle"]; r == nil || r[1] != "5" {
-		t.Fatalf("final model row %v, want count 5", r)
+}
+
+func TestStartupLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "model.csv")
+	out := runChild(t, "main", "METER_EXPORT_CSV="+path)
+	if want := "meter: 3 probes in 1 packages, hotspot("; !strings.HasPrefix(out, want) || !strings.HasSuffix(out, "; model to "+path+" at exit\n") {
+		t.Fatalf("start-up line %q", out)
+	}
+	if out := runChild(t, "main"); out != "" {
+		t.Fatalf("with no export configured, the program printed %q", out)
+	}
+}
+
+func TestMisspeltPropertyNamesTheNearest(t *testing.T) {
+	out := runChild(t, "on", "METER_HOTSPOT_TRESHOLD=5")
+	if out != "meter: METER_HOTSPOT_TRESHOLD is not a property (did you mean METER_HOTSPOT_THRESHOLD?); it is ignored\n" {
+		t.Fatalf("stderr %q", out)
 	}
 }
 
@@ -157,8 +244,28 @@ func TestMeterEnabledFalseTurnsEveryProbeOff(t *testing.T) {
 
 func TestUnregisteredProbeIsInert(t *testing.T) {
 	var p Probe
-	if p.On() || p.Name() != "" {
+	if p.on.Load() != 0 || p.Name() != "" {
 		t.Fatal("zero Probe is on or named")
 	}
-	p.Begin().End() // must not panic
+	if f := p.Begin(); f.Active() {
+		t.Fatal("a zero Probe began an active firing")
+	}
+	p.End(nil) // must not panic
+}
+
+var nested [2]Probe
+
+// Two firings begun in one function, one inside the other, are both
+// metered, in every build (under -race Begin is not inlined).
+func TestNestedFiringsInOneFunction(t *testing.T) {
+	Register(nested[:], "example.com/app.outer", "example.com/app.inner")
+	for i := 0; i < 10; i++ {
+		f := nested[0].Begin()
+		g := nested[1].Begin()
+		nested[1].End(g)
+		nested[0].End(f)
+	}
+	if a, b := nested[0].m.Count(), nested[1].m.Count(); a != 10 || b != 10 {
+		t.Fatalf("outer metered %d, inner %d; want 10 and 10", a, b)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/meterio/meter/clock"
-	"github.com/meterio/meter/export"
 	"github.com/meterio/meter/extensions/budget"
 	"github.com/meterio/meter/extensions/flowcheck"
 	"github.com/meterio/meter/extensions/hotspot"
@@ -17,6 +16,9 @@ import (
 	"github.com/meterio/meter/internal/env"
 	"github.com/meterio/meter/meter"
 )
+
+// onFlush, when set (tests), is called after each periodic write.
+var onFlush func()
 
 var (
 	config  env.Config
@@ -31,6 +33,7 @@ var (
 // registration.
 func setup() {
 	config = env.Load(os.LookupEnv, stderr)
+	env.Unknown(os.Environ(), stderr)
 	if err := clock.Setup(config.Clock); err != nil {
 		fmt.Fprintf(stderr, "meter: METER_CLOCK=%s: %v; using the monotonic clock\n", config.Clock, err)
 		clock.Setup("mono")
@@ -38,49 +41,41 @@ func setup() {
 	ch := chain(config)
 	ch.Sink = startExports(config, ch) // export.go
 	meter.Configure(ch)
+	runExports()
+	configureLive(config.HTTP) // live.go
 	if config.ExportInterval > 0 && (config.ExportCSV != "" || config.ExportPprof != "") {
 		ticker.Add(1)
 		go periodic(config.ExportInterval)
 	}
 }
 
-// chain builds the extensions the configuration asks for, in chain order:
-// hotspot, the trace gates (tracepoint, flowcheck), budget; spotcheck sits
-// beside them, on disabled probes' firings.
+// chain builds the extensions the configuration asks for.
 func chain(c env.Config) meter.Chain {
 	ch := meter.Chain{Enabled: c.Enabled, TraceMax: int32(c.TraceMax)}
-	var spot *spotcheck.Spotcheck
-	if c.SpotcheckEnabled {
-		// First among the judges: it must see a spot check's probe still
-		// disabled, before hotspot and budget judge the same firing.
-		spot = spotcheck.New(c.SpotcheckInterval, c.HotspotThreshold, c.HotspotThresholdInherent)
-		ch.Spotter, ch.KeepGates = spot, true
-		ch.Judges = append(ch.Judges, spot)
-	}
 	if c.HotspotEnabled {
-		h := hotspot.New(c.HotspotThreshold, c.HotspotThresholdInherent, c.HotspotInitial)
-		ch.Judges = append(ch.Judges, h)
-		ch.Labelers = append(ch.Labelers, h)
-		ch.Extensions = append(ch.Extensions, h)
+		ch.Hotspot = &hotspot.Rule{
+			Threshold:         c.HotspotThreshold,
+			ThresholdInherent: c.HotspotThresholdInherent,
+			Initial:           c.HotspotInitial,
+			Sample:            c.HotspotSample,
+			SampleShare:       c.HotspotSampleShare,
+		}
 	}
 	if c.TracepointEnabled {
-		t := tracepoint.New(c.TracepointSample, c.TracepointInclude)
-		ch.Gates = append(ch.Gates, t)
-		ch.Extensions = append(ch.Extensions, t)
+		ch.Tracepoint = &tracepoint.Rule{Sample: c.TracepointSample, Include: c.TracepointInclude}
 	}
 	if c.FlowcheckEnabled {
-		f := flowcheck.New(c.FlowcheckLower, c.FlowcheckUpper)
-		ch.Gates = append(ch.Gates, f)
-		ch.Extensions = append(ch.Extensions, f)
+		ch.Flowcheck = &flowcheck.Rule{Lower: c.FlowcheckLower, Upper: c.FlowcheckUpper}
 	}
 	if c.BudgetEnabled {
-		b := budget.New(c.BudgetPercent, c.BudgetUnit)
-		ch.Allowance = b
-		ch.Judges = append(ch.Judges, b)
-		ch.Extensions = append(ch.Extensions, b)
+		ch.Budget = &budget.Rule{Percent: c.BudgetPercent, Unit: c.BudgetUnit}
 	}
-	if spot != nil {
-		ch.Extensions = append(ch.Extensions, spot)
+	if c.SpotcheckEnabled {
+		ch.Spotcheck = &spotcheck.Rule{
+			Interval:          c.SpotcheckInterval,
+			Threshold:         c.HotspotThreshold,
+			ThresholdInherent: c.HotspotThresholdInherent,
+		}
 	}
 	return ch
 }
@@ -93,6 +88,9 @@ func periodic(every time.Duration) {
 		select {
 		case <-t.C:
 			flush()
+			if onFlush != nil {
+				onFlush()
+			}
 		case <-stopped:
 			return
 		}
@@ -104,32 +102,20 @@ func periodic(every time.Duration) {
 func flush() {
 	flushMu.Lock()
 	defer flushMu.Unlock()
-	if config.ExportCSV != "" {
-		s := meter.Take()
-		if err := export.WriteCSVFile(config.ExportCSV, s); err != nil {
-			fmt.Fprintf(stderr, "meter: %v\n", err)
-		} else if err := writeMeta(config.ExportCSV+MetaSuffix, s); err != nil {
-			fmt.Fprintf(stderr, "meter: %v\n", err)
-		}
-	}
 	flushExports()
 }
 
-// Shutdown writes the exports one last time and stops the periodic writer.
-// Generated code calls it when main returns; calling it more than once is
-// harmless, and later calls only write the model again.
+// Shutdown writes the exports one last time and stops the periodic writer
+// and the exporters. Generated code calls it when main returns, and before
+// the program leaves through os.Exit or log.Fatal; the first call does the
+// work, later ones return at once.
 func Shutdown() {
-	first := false
 	shut.Do(func() {
 		close(stopped)
 		ticker.Wait()
-		first = true
-	})
-	if first {
+		final.Store(true)
 		stopExports(flush) // drains traces, flushes, pushes metrics
-		return
-	}
-	flush()
+	})
 }
 
 // Snapshot returns the current performance model.

@@ -65,21 +65,25 @@ type tree struct {
 
 //go:noinline
 func (t *tree) calleeFn() {
+	var f meter.Firing
 	if t.calleeOn.Load() != 0 {
-		defer t.callee.Begin().End()
+		f = t.callee.Begin()
 	}
 	work(perMicro)
+	t.callee.End(f)
 }
 
 //go:noinline
 func (t *tree) rootFn() {
+	var f meter.Firing
 	if t.rootOn.Load() != 0 {
-		defer t.root.Begin().End()
+		f = t.root.Begin()
 	}
 	for range 500 {
 		t.calleeFn()
 		work(perMicro)
 	}
+	t.root.End(f)
 }
 
 func main() {
@@ -87,16 +91,16 @@ func main() {
 	flag.Parse()
 	meter.Configure(meter.Chain{})
 	calibrate(&tree{})
-	b10, b50 := budget.New(10, 1000), budget.New(50, 1000)
-	h := hotspot.New(10_000, 2_000, 1000)
+	h := hotspot.Default()
+	h.Sample = 0 // the callee would be sampled: the comparison is of every-firing metering
 	configs := []struct {
 		name  string
 		chain meter.Chain
 	}{
 		{"every firing metered", meter.Chain{Enabled: true}},
-		{"budget 10%", meter.Chain{Enabled: true, Allowance: b10, Judges: []meter.Judge{b10}}},
-		{"budget 50%", meter.Chain{Enabled: true, Allowance: b50, Judges: []meter.Judge{b50}}},
-		{"hotspot (defaults)", meter.Chain{Enabled: true, Judges: []meter.Judge{h}}},
+		{"budget 10%", meter.Chain{Enabled: true, Budget: &budget.Rule{Percent: 10, Unit: 1000}}},
+		{"budget 50%", meter.Chain{Enabled: true, Budget: &budget.Rule{Percent: 50, Unit: 1000}}},
+		{"hotspot (defaults, no sampling)", meter.Chain{Enabled: true, Hotspot: &h}},
 	}
 	fmt.Printf("root: 500 × (1 µs callee + 1 µs own work) = 1 ms of work; %d pairs of calls per configuration, medians\n\n", *calls)
 	fmt.Println("| configuration | root unmetered (µs) | root metered, wall (µs) | root inclusive in the model (µs) | model − unmetered (µs) | callee firings metered per root call |")

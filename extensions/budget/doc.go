@@ -8,7 +8,7 @@
 // call. The engine (package meter) keeps the pools: a metered firing f gets
 // B(f) = min(A(f), what its nearest metered ancestor has left), spends one
 // unit on itself, and what it spent passes up to every metered ancestor
-// when it ends. This package only says what A is, and disables a probe
+// when it ends. This package says what A is; the engine disables a probe
 // whose T is known and whose A is below one unit (model label `budget`):
 // such a probe could never afford its own measurement.
 //
@@ -18,8 +18,8 @@
 // starves what runs beneath it. A firing skipped for want of budget is not
 // disabled: it may be metered on another path.
 //
-// Cost: A is cached in one of the probe's extension words and recomputed
-// (one division) each time a metered firing of the probe ends, so
-// Allowance, which Begin calls, is a single atomic load. Nothing here
-// allocates, blocks or takes a lock.
+// This package holds the rule and its properties; the engine (package
+// meter) keeps each probe's allowance, recomputed when a metered firing
+// ends, and the pools of the firings on each goroutine's stack. Nothing
+// here allocates, blocks or takes a lock.
 package budget

@@ -10,15 +10,11 @@
 // the next 250; UPPER = LOWER gives a fixed gap of LOWER (and 0 traces
 // every offered firing).
 //
-// Cost: the countdown and the goroutine's random state live in the
-// goroutine's two extension words (meter.Goroutine.Ext), which only that
-// goroutine touches. The engine runs the countdown itself (flowcheck is a
-// meter.Countdown), so a firing outside a trace is a load, a decrement and
-// a store inside Begin: no call, no atomic, no division, no allocation, no
-// lock. Only the firing that finds the countdown run out calls the
-// extension. Wiring a new chain zeroes the words. A draw (once a
-// gap) is a wyrand step and a multiply. Each goroutine's generator is
-// seeded at its first draw from the extension's seed and a counter of
-// goroutines, so a run with a fixed seed and a fixed goroutine schedule
-// repeats itself.
+// This package holds the rule (the draw) and its properties. The engine
+// (package meter) keeps each goroutine's countdown and generator state in
+// the goroutine's own state, which only that goroutine touches: a firing
+// outside a trace is a decrement in Begin, with no call, atomic, division,
+// allocation or lock, and only the firing that finds the countdown run out
+// draws. Each goroutine's generator is seeded at its first draw from the
+// process seed and a count of goroutines (Seed).
 package flowcheck

@@ -1,84 +1,84 @@
 // Package hotspot decides which probes are worth metering at all.
 //
-// Each probe has a credit balance shared by every goroutine, starting at the
-// initial balance. A metered firing is hot when its inclusive time reaches
-// the threshold and its inherent time reaches the inherent threshold; a hot
-// firing adds one credit, never above the initial balance, and any other
-// firing takes one away. At zero the probe is disabled: from then on its
-// firings cost one load and one branch in the generated code.
+// Each probe has a credit balance shared by every goroutine, starting at
+// Initial. A metered firing is hot when its inclusive time reaches
+// Threshold and its inherent time reaches ThresholdInherent; a hot firing
+// adds one credit, never above Initial, and any other takes one away. At
+// zero the probe is disabled: from then on its firings cost one load and
+// one branch in the generated code; unless its mean inclusive and inherent
+// times reach the thresholds, which is what the model's "hotspot" label
+// says: then it keeps being metered, with its balance restored. So a
+// probe labelled "disabled" is one whose metered firings were cold on
+// average, and a request handler whose firings are mostly quick but
+// sometimes long stays in the model.
 //
-// The balance is kept as a deficit (initial − balance) in one of the probe's
-// extension words, so a new probe needs no set-up. A cold firing is one
-// atomic add; a hot firing of a probe at full balance is one load. Ended
-// never blocks, allocates or takes a lock.
+// Sampled probes. A probe whose firings are each too short to be hot can
+// still be where the program's time goes: a parser's inner function called
+// millions of times. When a probe's balance runs out, Keep looks at what its
+// metered firings cost in all: if their inherent time is at least
+// SampleShare of the wall time they were metered over, the probe is not
+// disabled but sampled. A sampled probe is off, as a disabled one is,
+// except during sampling windows, which are open 1/Sample of the time (2 ms
+// every 200 ms at the default, at random phases): there every firing of it
+// that begins is metered, with what is nested in it. The model estimates
+// its totals from the windows (what they measured, over the share of time
+// they took) and labels the row "sampled". It stays sampled: the windows
+// follow what it costs. Sample 0 turns sampling off, and every cold probe
+// is disabled.
+//
+// This package holds the rule and its properties only; the engine (package
+// meter) keeps each probe's balance and calls Hot and Keep. Nothing here
+// allocates, blocks or takes a lock.
 package hotspot
 
-import (
-	"fmt"
+import "fmt"
 
-	"github.com/meterio/meter/meter"
+// Properties and their defaults (METER_HOTSPOT_*).
+const (
+	DefaultThreshold         = 10_000 // ns, METER_HOTSPOT_THRESHOLD (µs there)
+	DefaultThresholdInherent = 2_000  // ns, METER_HOTSPOT_THRESHOLD_INHERENT
+	DefaultInitial           = 1000   // METER_HOTSPOT_INITIAL
+	DefaultSample            = 100    // METER_HOTSPOT_SAMPLE: sampling windows open 1/N of the time; 0: off
+	DefaultSampleShare       = 0.002  // METER_HOTSPOT_SAMPLE_SHARE (a percentage there, 0.2)
 )
 
-// Hotspot is the extension. Build it with New.
-type Hotspot struct {
-	threshold, inherent, initial int64
+// Rule is hotspot's configuration.
+type Rule struct {
+	Threshold         int64   // ns, inclusive
+	ThresholdInherent int64   // ns, inherent
+	Initial           int64   // starting credit balance, at least 1
+	Sample            int64   // sampling windows are open 1/Sample of the time; 0: no probe is sampled
+	SampleShare       float64 // share of wall time a cold probe's inherent time must reach to be sampled
 }
 
-// word is the per-probe extension word that holds the deficit; claimed once
-// per process, whatever the number of Hotspot values.
-var word = meter.NewProbeWord()
-
-var (
-	_ meter.Judge     = (*Hotspot)(nil)
-	_ meter.Labeler   = (*Hotspot)(nil)
-	_ meter.Extension = (*Hotspot)(nil)
-)
-
-// New returns the extension: thresholds in ns, initial balance at least 1.
-func New(threshold, inherent, initial int64) *Hotspot {
-	return &Hotspot{threshold: threshold, inherent: inherent, initial: max(initial, 1)}
-}
-
-// Hot reports whether one firing with these times is hot.
-func (h *Hotspot) Hot(inclusive, inherent int64) bool {
-	return inclusive >= h.threshold && inherent >= h.inherent
-}
-
-// Ended charges or credits the probe for one metered firing.
-func (h *Hotspot) Ended(p *meter.Probe, inclusive, inherent int64) {
-	deficit := &p.Ext[word]
-	if h.Hot(inclusive, inherent) {
-		for d := deficit.Load(); d > 0; d = deficit.Load() {
-			if deficit.CompareAndSwap(d, d-1) {
-				return
-			}
-		}
-		return
-	}
-	if deficit.Add(1) == h.initial {
-		p.Disable(meter.DisabledHotspot)
+// Default returns the rule at its default properties.
+func Default() Rule {
+	return Rule{
+		Threshold:         DefaultThreshold,
+		ThresholdInherent: DefaultThresholdInherent,
+		Initial:           DefaultInitial,
+		Sample:            DefaultSample,
+		SampleShare:       DefaultSampleShare,
 	}
 }
 
-// Reenabled gives a re-enabled probe its initial balance back.
-func (h *Hotspot) Reenabled(p *meter.Probe) { p.Ext[word].Store(0) }
-
-// Balance returns the probe's credit balance.
-func (h *Hotspot) Balance(p *meter.Probe) int64 { return h.initial - p.Ext[word].Load() }
-
-// Label labels a probe whose mean inclusive and inherent times both reach
-// the thresholds.
-func (h *Hotspot) Label(r *meter.Row) string {
-	if r.Count > 0 && h.Hot(r.Avg, r.InherentAvg) {
-		return meter.LabelHotspot
-	}
-	return ""
+// Hot reports whether one firing with these times (ns) is hot.
+func (r *Rule) Hot(inclusive, inherent int64) bool {
+	return inclusive >= r.Threshold && inherent >= r.ThresholdInherent
 }
 
-// Name implements meter.Extension.
-func (h *Hotspot) Name() string { return "hotspot" }
+// Keep reports whether a probe whose balance ran out is sampled rather than
+// disabled: its metered firings spent inherent ns over a window of wall
+// time (ns, from its first metered firing to now).
+func (r *Rule) Keep(inherent, window int64) bool {
+	return r.Sample > 0 && window > 0 && float64(inherent) >= r.SampleShare*float64(window)
+}
 
-// Settings implements meter.Extension.
-func (h *Hotspot) Settings() string {
-	return fmt.Sprintf("threshold=%dns inherent=%dns initial=%d", h.threshold, h.inherent, h.initial)
+// Label reports whether a probe with these mean times is a hotspot.
+func (r *Rule) Label(avg, inherentAvg int64) bool { return r.Hot(avg, inherentAvg) }
+
+// Settings describes the rule for the model's metadata.
+func (r *Rule) Settings() string {
+	return fmt.Sprintf("threshold=%dns inherent=%dns initial=%d sample=%d share=%g",
+		r.Threshold, r.ThresholdInherent, r.Initial, r.Sample, r.SampleShare)
 }

@@ -2,85 +2,42 @@ package tracepoint
 
 import (
 	"fmt"
-	"math"
 	"regexp"
-	"sync"
-
-	"github.com/meterio/meter/meter"
 )
 
-// MaxSample is the largest sample rate.
-const MaxSample = 1 << 60
+// Properties and their defaults (METER_TRACEPOINT_*).
+const (
+	DefaultSample = 100     // METER_TRACEPOINT_SAMPLE
+	MaxSample     = 1 << 40 // the largest sample rate
+)
 
-// never is the count of a probe that may not start traces: it would take
-// 2^63 firings to run out.
-const never = math.MaxInt64
-
-// Tracepoint is the extension. Build it with New.
-type Tracepoint struct {
-	sample  int64
-	include *regexp.Regexp // nil: every probe
-	word    int
+// Rule is tracepoint's configuration.
+type Rule struct {
+	Sample  int64          // every Sample-th firing of a probe starts a trace, 1..MaxSample
+	Include *regexp.Regexp // METER_TRACEPOINT_INCLUDE; nil: the default roots (see Eligible)
 }
 
-var (
-	_ meter.Countdown = (*Tracepoint)(nil)
-	_ meter.Registrar = (*Tracepoint)(nil)
-	_ meter.Extension = (*Tracepoint)(nil)
-)
+// Default returns the rule at its default properties.
+func Default() Rule { return Rule{Sample: DefaultSample} }
 
-var (
-	wordOnce sync.Once
-	word     int
-)
-
-// New returns the extension: every sample-th offered firing of a probe
-// (clamped to 1..MaxSample) starts a trace, for the probes whose names
-// include matches (every probe when include is nil).
-func New(sample int64, include *regexp.Regexp) *Tracepoint {
-	wordOnce.Do(func() { word = meter.NewProbeWord() })
-	return &Tracepoint{sample: min(max(sample, 1), MaxSample), include: include, word: word}
-}
-
-// Registered implements meter.Registrar: it runs the include expression
-// on p's name, once, and sets p's count to the sample rate, or to never.
-func (t *Tracepoint) Registered(p *meter.Probe) {
-	if t.include != nil && !t.include.MatchString(p.Name()) {
-		p.Ext[t.word].Store(never)
-		return
+// Eligible reports whether a probe may start traces: its name matches
+// Include when there is one; otherwise it is a root (the entry of a unit of
+// work: a request handler, a goroutine's function, as meterinject marks
+// them), or the program has no roots at all.
+func (r *Rule) Eligible(name string, root, anyRoot bool) bool {
+	if r.Include != nil {
+		return r.Include.MatchString(name)
 	}
-	p.Ext[t.word].Store(t.sample)
+	return root || !anyRoot
 }
 
-// Countdown implements meter.Countdown: the engine decrements p's count,
-// atomically, for every firing of p offered outside a trace.
-func (t *Tracepoint) Countdown() (word int, perProbe bool) { return t.word, true }
-
-// Expired implements meter.Countdown: the firing that is due by
-// meter.Due (exactly one in the sample rate, across goroutines) starts a
-// trace.
-func (t *Tracepoint) Expired(g *meter.Goroutine, p *meter.Probe, left int64) bool {
-	return meter.Due(&p.Ext[t.word], left, t.sample)
-}
-
-// Start implements meter.Gate for a chain that asks it directly: the
-// same decrement the engine runs inline, then Expired.
-func (t *Tracepoint) Start(g *meter.Goroutine, p *meter.Probe) bool {
-	left := p.Ext[t.word].Add(-1)
-	return left <= 0 && t.Expired(g, p, left)
-}
-
-// Ended implements meter.Gate; the counters need nothing when a trace ends.
-func (t *Tracepoint) Ended(g *meter.Goroutine) {}
-
-// Name implements meter.Extension.
-func (t *Tracepoint) Name() string { return "tracepoint" }
-
-// Settings implements meter.Extension.
-func (t *Tracepoint) Settings() string {
-	s := fmt.Sprintf("sample=%d", t.sample)
-	if t.include != nil {
-		s += fmt.Sprintf(" include=%q", t.include.String())
+// Settings describes the rule for the model's metadata.
+func (r *Rule) Settings() string {
+	s := fmt.Sprintf("sample=%d", r.Sample)
+	if r.Include != nil {
+		s += fmt.Sprintf(" include=%q", r.Include.String())
+	} else {
+		s += " include=roots"
 	}
 	return s
 }

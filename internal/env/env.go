@@ -12,6 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/meterio/meter/extensions/budget"
+	"github.com/meterio/meter/extensions/flowcheck"
+	"github.com/meterio/meter/extensions/hotspot"
+	"github.com/meterio/meter/extensions/spotcheck"
+	"github.com/meterio/meter/extensions/tracepoint"
 )
 
 // Config is every METER_* property, parsed. Times are nanoseconds.
@@ -23,6 +29,8 @@ type Config struct {
 	HotspotThreshold         int64 // ns, inclusive
 	HotspotThresholdInherent int64 // ns, inherent
 	HotspotInitial           int64
+	HotspotSample            int64   // 1 in N firings of a sampled probe metered; 0: no sampling
+	HotspotSampleShare       float64 // fraction of wall time a cold probe must take to be sampled
 
 	BudgetEnabled bool
 	BudgetPercent int64
@@ -41,41 +49,58 @@ type Config struct {
 
 	TraceMax int64
 
+	PprofLabels bool
+
 	ExportCSV      string
 	ExportPprof    string
 	ExportOTLP     bool
 	ExportInterval time.Duration
+
+	HTTP string // host:port of the live page; "" when off
 }
 
-// Defaults returns the configuration with every property at its default.
+// Defaults returns the configuration with every property at its default:
+// each extension's own, from its package.
 func Defaults() Config {
 	return Config{
 		Enabled:                  true,
 		Clock:                    "auto",
 		HotspotEnabled:           true,
-		HotspotThreshold:         10_000,
-		HotspotThresholdInherent: 2_000,
-		HotspotInitial:           1000,
-		BudgetPercent:            10,
-		BudgetUnit:               1_000,
-		TracepointSample:         100,
-		FlowcheckLower:           0,
-		FlowcheckUpper:           100,
-		SpotcheckInterval:        10000,
+		HotspotThreshold:         hotspot.DefaultThreshold,
+		HotspotThresholdInherent: hotspot.DefaultThresholdInherent,
+		HotspotInitial:           hotspot.DefaultInitial,
+		HotspotSample:            hotspot.DefaultSample,
+		HotspotSampleShare:       hotspot.DefaultSampleShare,
+		BudgetPercent:            budget.DefaultPercent,
+		BudgetUnit:               budget.DefaultUnit,
+		TracepointSample:         tracepoint.DefaultSample,
+		FlowcheckLower:           flowcheck.DefaultLower,
+		FlowcheckUpper:           flowcheck.DefaultUpper,
+		SpotcheckInterval:        spotcheck.DefaultInterval,
 		TraceMax:                 10000,
 	}
 }
 
-// Names lists every property this package reads.
+// MaxTraceMax is the largest METER_TRACE_MAX accepted. The export queue
+// is sized to hold one whole trace, and the engine buffers a traced
+// goroutine's spans until it hands them over: 100,000 spans are about 8 MB
+// of queue and 5 MB of buffer, where a larger value could take gigabytes
+// for one runaway trace.
+const MaxTraceMax = 100_000
+
+// Names lists every property this package reads; Unknown names the
+// nearest of them for a misspelt one.
 var Names = []string{
 	"METER_ENABLED", "METER_CLOCK",
 	"METER_HOTSPOT_ENABLED", "METER_HOTSPOT_THRESHOLD", "METER_HOTSPOT_THRESHOLD_INHERENT", "METER_HOTSPOT_INITIAL",
+	"METER_HOTSPOT_SAMPLE", "METER_HOTSPOT_SAMPLE_SHARE",
 	"METER_BUDGET_ENABLED", "METER_BUDGET_PERCENT", "METER_BUDGET_UNIT",
 	"METER_TRACEPOINT_ENABLED", "METER_TRACEPOINT_SAMPLE", "METER_TRACEPOINT_INCLUDE",
 	"METER_FLOWCHECK_ENABLED", "METER_FLOWCHECK_LOWER", "METER_FLOWCHECK_UPPER",
 	"METER_SPOTCHECK_ENABLED", "METER_SPOTCHECK_INTERVAL",
-	"METER_TRACE_MAX",
+	"METER_TRACE_MAX", "METER_PPROF_LABELS",
 	"METER_EXPORT_CSV", "METER_EXPORT_PPROF", "METER_EXPORT_OTLP", "METER_EXPORT_INTERVAL",
+	"METER_HTTP",
 }
 
 type parser struct {
@@ -135,6 +160,21 @@ func (p parser) micros(name string, dst *int64, positive bool) {
 	*dst = int64(math.Round(f * 1000))
 }
 
+// percent parses a percentage from 0 to 100, fractions allowed, into a
+// fraction.
+func (p parser) percent(name string, dst *float64) {
+	v, ok := p.lookup(name)
+	if !ok || v == "" {
+		return
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || math.IsNaN(f) || f < 0 || f > 100 {
+		p.complain(name, v, "a percentage from 0 to 100", strconv.FormatFloat(*dst*100, 'f', -1, 64))
+		return
+	}
+	*dst = f / 100
+}
+
 func (p parser) choice(name string, dst *string, choices ...string) {
 	v, ok := p.lookup(name)
 	if !ok || v == "" {
@@ -161,13 +201,15 @@ func Load(lookup func(string) (string, bool), errs io.Writer) Config {
 	p.micros("METER_HOTSPOT_THRESHOLD", &c.HotspotThreshold, false)
 	p.micros("METER_HOTSPOT_THRESHOLD_INHERENT", &c.HotspotThresholdInherent, false)
 	p.integer("METER_HOTSPOT_INITIAL", &c.HotspotInitial, 1, math.MaxInt32)
+	p.integer("METER_HOTSPOT_SAMPLE", &c.HotspotSample, 0, 1<<30)
+	p.percent("METER_HOTSPOT_SAMPLE_SHARE", &c.HotspotSampleShare)
 
 	p.boolean("METER_BUDGET_ENABLED", &c.BudgetEnabled)
 	p.integer("METER_BUDGET_PERCENT", &c.BudgetPercent, 1, 100)
 	p.micros("METER_BUDGET_UNIT", &c.BudgetUnit, true)
 
 	p.boolean("METER_TRACEPOINT_ENABLED", &c.TracepointEnabled)
-	p.integer("METER_TRACEPOINT_SAMPLE", &c.TracepointSample, 1, math.MaxInt64)
+	p.integer("METER_TRACEPOINT_SAMPLE", &c.TracepointSample, 1, tracepoint.MaxSample)
 	if v, ok := lookup("METER_TRACEPOINT_INCLUDE"); ok && v != "" {
 		re, err := regexp.Compile(v)
 		if err != nil {
@@ -179,8 +221,8 @@ func Load(lookup func(string) (string, bool), errs io.Writer) Config {
 
 	p.boolean("METER_FLOWCHECK_ENABLED", &c.FlowcheckEnabled)
 	lower, upper := c.FlowcheckLower, c.FlowcheckUpper
-	p.integer("METER_FLOWCHECK_LOWER", &lower, 0, math.MaxInt32)
-	p.integer("METER_FLOWCHECK_UPPER", &upper, 0, math.MaxInt32)
+	p.integer("METER_FLOWCHECK_LOWER", &lower, 0, flowcheck.MaxGap)
+	p.integer("METER_FLOWCHECK_UPPER", &upper, 0, flowcheck.MaxGap)
 	if upper < lower {
 		fmt.Fprintf(errs, "meter: METER_FLOWCHECK_UPPER=%d is below METER_FLOWCHECK_LOWER=%d: want UPPER >= LOWER; using the defaults, %d and %d\n",
 			upper, lower, c.FlowcheckLower, c.FlowcheckUpper)
@@ -189,8 +231,9 @@ func Load(lookup func(string) (string, bool), errs io.Writer) Config {
 	}
 
 	p.boolean("METER_SPOTCHECK_ENABLED", &c.SpotcheckEnabled)
-	p.integer("METER_SPOTCHECK_INTERVAL", &c.SpotcheckInterval, 1, math.MaxInt64)
-	p.integer("METER_TRACE_MAX", &c.TraceMax, 1, math.MaxInt32)
+	p.integer("METER_SPOTCHECK_INTERVAL", &c.SpotcheckInterval, 1, spotcheck.MaxInterval)
+	p.integer("METER_TRACE_MAX", &c.TraceMax, 1, MaxTraceMax)
+	p.boolean("METER_PPROF_LABELS", &c.PprofLabels)
 
 	if v, ok := lookup("METER_EXPORT_CSV"); ok {
 		c.ExportCSV = v
@@ -207,5 +250,83 @@ func Load(lookup func(string) (string, bool), errs io.Writer) Config {
 			c.ExportInterval = d
 		}
 	}
+	if v, ok := lookup("METER_HTTP"); ok && v != "" {
+		if validAddress(v) {
+			c.HTTP = v
+		} else {
+			p.complain("METER_HTTP", v, "an address host:port, such as 127.0.0.1:6060 (port 0: any free port)", "off")
+		}
+	}
 	return c
+}
+
+// validAddress reports whether a is host:port as net.Listen takes it: a
+// port from 0 to 65535 and a host that is empty (every interface), a name,
+// an IPv4 address or a bracketed IPv6 one. It is checked here without the
+// net package, which a program without the live page does not link.
+func validAddress(a string) bool {
+	i := strings.LastIndexByte(a, ':')
+	if i < 0 {
+		return false
+	}
+	host, port := a[:i], a[i+1:]
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return false
+	}
+	if strings.HasPrefix(host, "[") {
+		inner, ok := strings.CutSuffix(host[1:], "]")
+		ip, _, _ := strings.Cut(inner, "%") // a zone, as in [fe80::1%eth0]
+		return ok && strings.Contains(ip, ":") && strings.Trim(ip, "0123456789abcdefABCDEF:.") == ""
+	}
+	for _, r := range host {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Unknown writes one line to errs for each METER_ variable in environ
+// (os.Environ's form, NAME=value) that is not a property, naming the
+// nearest property: a typo never passes silently, and never stops the
+// program.
+func Unknown(environ []string, errs io.Writer) {
+	known := map[string]bool{}
+	for _, n := range Names {
+		known[n] = true
+	}
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "METER_") || known[name] {
+			continue
+		}
+		best, dist := "", math.MaxInt
+		for _, n := range Names {
+			if d := distance(name, n); d < dist {
+				best, dist = n, d
+			}
+		}
+		fmt.Fprintf(errs, "meter: %s is not a property (did you mean %s?); it is ignored\n", name, best)
+	}
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -28,7 +28,7 @@ func TestDefaults(t *testing.T) {
 		c.BudgetUnit != 1_000 || c.TracepointEnabled || c.TracepointSample != 100 || c.TracepointInclude != nil ||
 		c.FlowcheckEnabled || c.FlowcheckLower != 0 || c.FlowcheckUpper != 100 || c.SpotcheckEnabled ||
 		c.SpotcheckInterval != 10000 || c.TraceMax != 10000 || c.ExportCSV != "" || c.ExportPprof != "" ||
-		c.ExportOTLP || c.ExportInterval != 0 || c.HotspotInitial != d.HotspotInitial {
+		c.ExportOTLP || c.ExportInterval != 0 || c.HotspotInitial != d.HotspotInitial || c.PprofLabels {
 		t.Fatalf("defaults differ from DESIGN.md: %+v", c)
 	}
 }
@@ -42,7 +42,7 @@ func TestGoodValues(t *testing.T) {
 		"METER_TRACEPOINT_INCLUDE", `^bolt\.`, "METER_FLOWCHECK_ENABLED", "true", "METER_FLOWCHECK_LOWER", "250",
 		"METER_FLOWCHECK_UPPER", "250", "METER_SPOTCHECK_ENABLED", "true", "METER_SPOTCHECK_INTERVAL", "9",
 		"METER_TRACE_MAX", "11", "METER_EXPORT_CSV", "/tmp/m.csv", "METER_EXPORT_PPROF", "/tmp/m.pb.gz",
-		"METER_EXPORT_OTLP", "true", "METER_EXPORT_INTERVAL", "1m30s",
+		"METER_EXPORT_OTLP", "true", "METER_EXPORT_INTERVAL", "1m30s", "METER_PPROF_LABELS", "true",
 	)
 	if errs != "" {
 		t.Fatalf("complaints about good values: %q", errs)
@@ -52,7 +52,7 @@ func TestGoodValues(t *testing.T) {
 		!c.TracepointEnabled || c.TracepointSample != 3 || !c.TracepointInclude.MatchString("bolt.(*DB).Update") ||
 		!c.FlowcheckEnabled || c.FlowcheckLower != 250 || c.FlowcheckUpper != 250 || !c.SpotcheckEnabled ||
 		c.SpotcheckInterval != 9 || c.TraceMax != 11 || c.ExportCSV != "/tmp/m.csv" || c.ExportPprof != "/tmp/m.pb.gz" ||
-		!c.ExportOTLP || c.ExportInterval != 90*time.Second {
+		!c.ExportOTLP || c.ExportInterval != 90*time.Second || !c.PprofLabels {
 		t.Fatalf("parsed %+v", c)
 	}
 }
@@ -73,13 +73,18 @@ func TestBadValuesGetOneLineAndTheDefault(t *testing.T) {
 		{"METER_BUDGET_PERCENT", "101", "from 1 to 100", func(c Config) bool { return c.BudgetPercent == d.BudgetPercent }},
 		{"METER_BUDGET_PERCENT", "10%", "from 1 to 100", func(c Config) bool { return c.BudgetPercent == d.BudgetPercent }},
 		{"METER_BUDGET_UNIT", "0", "at least 0.001", func(c Config) bool { return c.BudgetUnit == d.BudgetUnit }},
-		{"METER_TRACEPOINT_SAMPLE", "0", "at least 1", func(c Config) bool { return c.TracepointSample == d.TracepointSample }},
+		{"METER_TRACEPOINT_SAMPLE", "0", "from 1 to 1099511627776", func(c Config) bool { return c.TracepointSample == d.TracepointSample }},
 		{"METER_TRACEPOINT_INCLUDE", "bolt.(", "regular expression", func(c Config) bool { return c.TracepointInclude == nil }},
 		{"METER_FLOWCHECK_LOWER", "-5", "from 0 to 2147483647", func(c Config) bool { return c.FlowcheckLower == d.FlowcheckLower }},
-		{"METER_SPOTCHECK_INTERVAL", "1e4", "at least 1", func(c Config) bool { return c.SpotcheckInterval == d.SpotcheckInterval }},
-		{"METER_TRACE_MAX", "many", "from 1 to 2147483647", func(c Config) bool { return c.TraceMax == d.TraceMax }},
+		{"METER_SPOTCHECK_INTERVAL", "1e4", "from 1 to 1099511627776", func(c Config) bool { return c.SpotcheckInterval == d.SpotcheckInterval }},
+		{"METER_TRACE_MAX", "many", "from 1 to 100000", func(c Config) bool { return c.TraceMax == d.TraceMax }},
+		{"METER_TRACE_MAX", "2147483648", "from 1 to 100000", func(c Config) bool { return c.TraceMax == d.TraceMax }},
+		{"METER_TRACE_MAX", "100001", "from 1 to 100000", func(c Config) bool { return c.TraceMax == d.TraceMax }},
+		{"METER_PPROF_LABELS", "on", "true or false", func(c Config) bool { return !c.PprofLabels }},
 		{"METER_EXPORT_OTLP", "grpc", "true or false", func(c Config) bool { return !c.ExportOTLP }},
 		{"METER_EXPORT_INTERVAL", "10", "Go duration", func(c Config) bool { return c.ExportInterval == 0 }},
+		{"METER_HOTSPOT_SAMPLE", "-1", "from 0 to 1073741824", func(c Config) bool { return c.HotspotSample == d.HotspotSample }},
+		{"METER_HOTSPOT_SAMPLE_SHARE", "0.5%", "percentage from 0 to 100", func(c Config) bool { return c.HotspotSampleShare == d.HotspotSampleShare }},
 	} {
 		c, errs := load(tc.name, tc.value)
 		lines := strings.Split(strings.TrimSuffix(errs, "\n"), "\n")
@@ -99,5 +104,15 @@ func TestFlowcheckUpperBelowLowerIsRefused(t *testing.T) {
 	}
 	if c.FlowcheckLower != 0 || c.FlowcheckUpper != 100 {
 		t.Fatalf("bounds %d..%d, want the defaults 0..100", c.FlowcheckLower, c.FlowcheckUpper)
+	}
+}
+
+func TestUnknownNamesTheNearestProperty(t *testing.T) {
+	var errs bytes.Buffer
+	Unknown([]string{"PATH=/bin", "METER_CLOCK=tsc", "METER_TRACEPOINT_SAMPLES=5", "METER_EXPORT_CVS=m.csv", "METERX=1"}, &errs)
+	want := "meter: METER_TRACEPOINT_SAMPLES is not a property (did you mean METER_TRACEPOINT_SAMPLE?); it is ignored\n" +
+		"meter: METER_EXPORT_CVS is not a property (did you mean METER_EXPORT_CSV?); it is ignored\n"
+	if errs.String() != want {
+		t.Fatalf("stderr %q\nwant %q", errs.String(), want)
 	}
 }

@@ -1,0 +1,241 @@
+// Command meter shows what the runtime measured.
+//
+//	meter report model.csv [-o model.html] [-pprof model.pprof]
+//	meter compare old.csv new.csv
+//
+// report writes the model as one self-contained HTML page: the model as a
+// sortable table with a legend, inclusive and inherent bars, the share of
+// the program's time the model covers, the chain's settings from
+// model.csv.meta and, when a pprof export exists (-pprof, or model.pprof
+// next to the CSV), a flame graph of the traced call paths. The page goes
+// to model.html next to the CSV unless -o names another file (- for
+// standard output); the path written is printed. An existing file is
+// replaced only if it is a regular file (through a symbolic link, the
+// file it points to), by renaming a complete temporary file over it.
+//
+// compare prints a table of two models, probe by probe: counts, mean
+// inclusive and mean inherent times old → new, the change in percent, and
+// Welch's t-test on each change where both models have a .stats file
+// beside them ("~" marks a change that is not significant at α = 0.05).
+// Probes that appeared or vanished are flagged.
+//
+// Errors name the file and line, "meter: model.csv:3: …", and the exit
+// status is 1; otherwise it is 0, whatever the comparison found.
+//
+// See docs/report.md for sample output.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/meterio/meter/report"
+)
+
+const usage = `usage:
+  meter report model.csv [-o model.html] [-pprof model.pprof]
+  meter compare old.csv new.csv
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the command without the process around it, for tests.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "report":
+		err = reportCmd(args[1:], stdout, stderr)
+	case "compare":
+		err = compareCmd(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "meter: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+	var ue usageError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "meter: %v\n%s", err, usage)
+		return 2
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case err != nil:
+		fmt.Fprintf(stderr, "meter: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+// parse parses flags that may come before or after the file names, as
+// the usage lines put them, and returns the file names.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageError(err.Error())
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return files, nil
+		}
+		files = append(files, args[0])
+		args = args[1:]
+	}
+}
+
+func reportCmd(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("meter report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("o", "", "write the page to `file` (- for standard output); default: the model's name with .html")
+	prof := fs.String("pprof", "", "draw the flame graph from this pprof `profile`; default: the model's name with .pprof, if it exists")
+	files, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) != 1 {
+		return usageError(fmt.Sprintf("report takes one model CSV, got %d", len(files)))
+	}
+	m, err := report.Load(files[0], *prof)
+	if err != nil {
+		return err
+	}
+	if *out == "-" {
+		return report.WriteHTML(stdout, m)
+	}
+	if *out == "" {
+		*out = strings.TrimSuffix(files[0], filepath.Ext(files[0])) + ".html"
+	}
+	if err := writeFile(*out, func(w io.Writer) error { return report.WriteHTML(w, m) }); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, *out)
+	return nil
+}
+
+func compareCmd(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("meter compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	files, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) != 2 {
+		return usageError(fmt.Sprintf("compare takes two model CSVs, old and new, got %d", len(files)))
+	}
+	var models [2]*report.Model
+	for i, f := range files {
+		if models[i], err = report.LoadModel(f); err != nil {
+			return err
+		}
+	}
+	return report.Compare(stdout, models[0], models[1])
+}
+
+// fileError names the file once: an *fs.PathError already carries it.
+func fileError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &report.FileError{File: path, Err: err}
+}
+
+// writeFile writes path as a whole or not at all: to a temporary file in
+// the same directory, then renamed over it. It replaces only a regular
+// file; through a symbolic link, it writes the file the link points to.
+func writeFile(path string, write func(io.Writer) error) error {
+	target := path
+	var mode fs.FileMode // of the file replaced; 0: a new file
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if target, err = filepath.EvalSymlinks(path); err != nil {
+				return fileError(path, err)
+			}
+			if fi, err = os.Stat(target); err != nil {
+				return fileError(path, err)
+			}
+		}
+		if !fi.Mode().IsRegular() {
+			return &report.FileError{File: path, Err: fmt.Errorf("%s, not a regular file; not replaced", kind(fi.Mode()))}
+		}
+		mode = fi.Mode().Perm()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fileError(path, err)
+	}
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := createTemp(dir, base)
+	if err != nil {
+		return fileError(path, err)
+	}
+	tmp := f.Name()
+	err = write(f)
+	if err == nil && mode != 0 {
+		err = f.Chmod(mode) // the page replaces the file, not its permissions
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, target)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fileError(path, err)
+	}
+	return nil
+}
+
+// createTemp creates a new file in dir for base's replacement. Unlike
+// os.CreateTemp's 0600, its mode is 0644 less the umask, as a file the
+// user created would have.
+func createTemp(dir, base string) (*os.File, error) {
+	for i := 0; ; i++ {
+		name := filepath.Join(dir, fmt.Sprintf(".%s.tmp%d-%d", base, os.Getpid(), i))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) && i < 1000 {
+			continue
+		}
+		return f, err
+	}
+}
+
+// kind names what a path that is not a regular file is.
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "an irregular file"
+}

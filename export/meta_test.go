@@ -1,0 +1,44 @@
+package export
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meterio/meter/meter"
+)
+
+func TestMetaAndStats(t *testing.T) {
+	s := meter.Snapshot{
+		Taken:   time.Date(2026, 11, 23, 10, 0, 1, 0, time.UTC),
+		Started: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC),
+		Final:   true,
+		Roots:   []string{"example.com/app.handle", "example.com/app.worker"},
+		Clock:   "tsc",
+		Unwound: 3,
+		Rows: []meter.Row{
+			{Probe: "example.com/app.handle", Count: 10, Metered: 10, SD: 1234.56, InherentSD: 7.04},
+			{Probe: `example.com/app."odd,name"`, Count: 6400, Metered: 100, Label: meter.LabelSampled},
+		},
+	}
+	var meta, stats bytes.Buffer
+	if err := WriteMeta(&meta, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"taken: 2026-11-23T10:00:01Z\n", "started: 2026-11-23T10:00:00Z\n", "final: true\n",
+		"unwound: 3\n", "roots: example.com/app.handle example.com/app.worker\n"} {
+		if !strings.Contains(meta.String(), want) {
+			t.Errorf("meta has no line %q:\n%s", want, meta.String())
+		}
+	}
+	if err := WriteStats(&stats, s); err != nil {
+		t.Fatal(err)
+	}
+	want := "probe,inclusive_sd_ns,inherent_sd_ns,metered\n" +
+		"example.com/app.handle,1234.6,7.0,10\n" +
+		"\"example.com/app.\"\"odd,name\"\"\",0.0,0.0,100\n"
+	if stats.String() != want {
+		t.Errorf("stats:\n%s\nwant:\n%s", stats.String(), want)
+	}
+}

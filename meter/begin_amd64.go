@@ -1,0 +1,19 @@
+//go:build amd64 && !race
+
+package meter
+
+// begin is Begin. It is an assembly leaf (begin_amd64.s) that the inlined
+// Begin calls directly, with no Go frame on the way: it mirrors beginGo,
+// answers the quiet cases itself (a firing outside a trace whose counts do
+// not run out, a counted firing of a disabled probe that is not due) and
+// jumps, with its own frame, to the Go function beginGo would
+// call for every other case, having stored the goroutine's state and the
+// firing's place in st, pos and pc; on the way to measure it also checks,
+// as beginGo does, that the state's frames are the running goroutine's.
+// Callers pass nil, 0, 0.
+func begin(p *Probe, st *Goroutine, pos, pc uintptr) Firing
+
+// cached returns the running goroutine's state when it sits in its home
+// slot of the goroutine table, and nil otherwise (not there yet, or moved
+// along by a collision): begin's look-up, as a leaf of its own.
+func cached() *Goroutine

@@ -1,0 +1,184 @@
+package meter
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/meterio/meter/extensions/budget"
+)
+
+func wireBudget(t *testing.T, percent int64) *budget.Rule {
+	b := &budget.Rule{Percent: percent, Unit: 1 * us}
+	wire(t, Chain{Budget: b})
+	return b
+}
+
+// allowance returns p's allowance as Begin reads it.
+func allowance(p *Probe) int64 {
+	if a := p.allowance.Load(); a != 0 {
+		return a - 1
+	}
+	return Unlimited
+}
+
+// teach meters one firing of p of ns, so that its T is ns.
+func teach(t *testing.T, b *budget.Rule, p *Probe, ns int64) {
+	t.Helper()
+	fire(p, ns, nil)
+	if m, _ := p.Mean(); m != ns || p.Count() != 1 {
+		t.Fatalf("%s: mean %d count %d after teaching, want %d and 1", p.Name(), m, p.Count(), ns)
+	}
+	if a, want := allowance(p), b.Allowance(ns); a != want {
+		t.Fatalf("%s: allowance %d, want %d", p.Name(), a, want)
+	}
+}
+
+func TestUnknownIsUnlimited(t *testing.T) {
+	b := wireBudget(t, 10)
+	p := newProbe(t, "new")
+	if a := allowance(p); a != Unlimited {
+		t.Fatalf("allowance of an unknown probe = %d, want unlimited", a)
+	}
+	// A root that has not returned yet caps nothing beneath it: 1,000
+	// callees of 10 µs (A = 1 each) are all metered.
+	leaf := newProbe(t, "leaf")
+	teach(t, b, leaf, 10*us)
+	root := newProbe(t, "root")
+	fire(root, 0, func() {
+		for range 1000 {
+			fire(leaf, 10*us, nil)
+		}
+	})
+	if c := leaf.Count(); c != 1001 {
+		t.Fatalf("leaf metered %d times under an unknown root, want 1001", c)
+	}
+}
+
+// One root call with T = 1,000 µs makes at most T×percent/100 measurements,
+// itself included, however the callees nest.
+func TestRootAllowance(t *testing.T) {
+	for _, tc := range []struct {
+		percent int64
+		want    int64
+	}{{10, 100}, {50, 500}, {5, 50}, {100, 1000}} {
+		t.Run(fmt.Sprintf("breadth/%d%%", tc.percent), func(t *testing.T) {
+			b := wireBudget(t, tc.percent)
+			root, leaf := newProbe(t, "root"), newProbe(t, "leaf")
+			teach(t, b, root, 1000*us)
+			teach(t, b, leaf, 20*us) // A ≥ 1 at every percentage here
+			r0, l0 := root.Count(), leaf.Count()
+			fire(root, 0, func() {
+				for range 2000 {
+					fire(leaf, 20*us, nil)
+				}
+			})
+			if got := root.Count() - r0 + leaf.Count() - l0; got != tc.want {
+				t.Fatalf("measurements in one root call = %d, want %d", got, tc.want)
+			}
+			if leaf.State() != Enabled {
+				t.Fatalf("leaf skipped for budget was disabled (%d)", leaf.State())
+			}
+		})
+		t.Run(fmt.Sprintf("depth/%d%%", tc.percent), func(t *testing.T) {
+			b := wireBudget(t, tc.percent)
+			root, rec := newProbe(t, "root"), newProbe(t, "recursive")
+			teach(t, b, root, 1000*us)
+			teach(t, b, rec, 100_000*us) // A far above the root's
+			var descend func(n int)
+			descend = func(n int) {
+				if n > 0 {
+					fire(rec, 0, func() { descend(n - 1) })
+				}
+			}
+			r0, c0 := root.Count(), rec.Count()
+			fire(root, 0, func() { descend(2000) })
+			if got := root.Count() - r0 + rec.Count() - c0; got != tc.want {
+				t.Fatalf("measurements in one root call = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// Breadth and depth draw from one pool, and a nested firing gets the
+// smaller of its own allowance and what its metered parent has left.
+func TestSharedPool(t *testing.T) {
+	b := wireBudget(t, 10)
+	root, mid, leaf := newProbe(t, "root"), newProbe(t, "mid"), newProbe(t, "leaf")
+	teach(t, b, root, 1000*us) // A = 100
+	teach(t, b, leaf, 10*us)   // A = 1
+	teach(t, b, mid, 100*us)   // A = 10: itself and 9 leaves
+	r0, m0, l0 := root.Count(), mid.Count(), leaf.Count()
+	fire(root, 0, func() {
+		for range 50 {
+			fire(mid, 0, func() {
+				for range 10 {
+					fire(leaf, 10*us, nil)
+				}
+			})
+		}
+	})
+	// Root spends 1 and has 99 left: nine mids take 10 each (mid + 9
+	// leaves), the tenth gets the 9 left (mid + 8 leaves), then nothing.
+	if r, m, l := root.Count()-r0, mid.Count()-m0, leaf.Count()-l0; r != 1 || m != 10 || l != 89 {
+		t.Fatalf("root, mid, leaf metered %d, %d, %d times; want 1, 10, 89", r, m, l)
+	}
+	// The next call of root (T has grown to 3,000 µs: A = 300) meters its
+	// subtrees again: budget is per call, not per process.
+	r0, m0, l0 = root.Count(), mid.Count(), leaf.Count()
+	fire(root, 0, func() {
+		for range 5 {
+			fire(mid, 0, func() {
+				for range 10 {
+					fire(leaf, 10*us, nil)
+				}
+			})
+		}
+	})
+	if r, m, l := root.Count()-r0, mid.Count()-m0, leaf.Count()-l0; r != 1 || m != 5 || l != 45 {
+		t.Fatalf("second call: root, mid, leaf metered %d, %d, %d times; want 1, 5, 45", r, m, l)
+	}
+}
+
+func TestCheapCalleeDisabled(t *testing.T) {
+	b := wireBudget(t, 10)
+	root, cheap := newProbe(t, "root"), newProbe(t, "cheap")
+	teach(t, b, root, 1000*us)
+	fire(root, 0, func() {
+		for range 10 {
+			fire(cheap, 9*us, nil) // T = 9 µs: A = 0
+		}
+	})
+	if c := cheap.Count(); c != 1 {
+		t.Fatalf("cheap callee metered %d times, want 1 (its first firing only)", c)
+	}
+	if s := cheap.State(); s != DisabledBudget {
+		t.Fatalf("cheap callee: state %d, want DisabledBudget", s)
+	}
+	if l := cheap.row().Label; l != LabelBudget {
+		t.Fatalf("cheap callee labelled %q, want %q", l, LabelBudget)
+	}
+	// 10 µs at 10% is exactly one unit: it can afford itself.
+	ok := newProbe(t, "ten")
+	fire(ok, 10*us, nil)
+	if ok.State() != Enabled || allowance(ok) != 1 {
+		t.Fatalf("a 10 µs probe: state %d, allowance %d; want enabled, 1", ok.State(), allowance(ok))
+	}
+}
+
+func TestBudgetAllocs(t *testing.T) {
+	b := wireBudget(t, 10)
+	root, leaf := newProbe(t, "root"), newProbe(t, "leaf")
+	teach(t, b, root, 1000*us)
+	teach(t, b, leaf, 20*us)
+	fire(root, 0, func() { fire(leaf, 20*us, nil) }) // grow the stack once
+	n := testing.AllocsPerRun(100, func() {
+		fire(root, 0, func() {
+			for range 300 {
+				fire(leaf, 20*us, nil)
+			}
+		})
+	})
+	if n != 0 {
+		t.Fatalf("%v allocations per root call", n)
+	}
+}

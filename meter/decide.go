@@ -1,0 +1,257 @@
+package meter
+
+import (
+	"sync/atomic"
+
+	"github.com/meterio/meter/extensions/flowcheck"
+)
+
+// Firing is what Begin returns and End takes: nil when End has nothing to
+// do, firstEnd for an unmetered firing whose end must be noted, and
+// otherwise the metered firing's frame, so that End needs no look-up. A
+// goroutine's frames never move: each is allocated once, the first time
+// its depth is reached.
+type Firing = *Frame
+
+// firstEnd is the Firing of a probe's firing outside a trace, while no
+// firing of the probe has ended yet: not metered, but its End is noted (a
+// probe none of whose firings has ended cannot start a trace).
+var firstEnd = &Frame{}
+
+// Active reports whether End has anything to do with the firing f.
+func (f *Frame) Active() bool { return f != nil }
+
+var (
+	traceIDs        atomic.Uint64
+	tracesEnded     atomic.Int64
+	tracesTruncated atomic.Int64
+	unwound         atomic.Int64
+	dropped         atomic.Int64
+)
+
+// Begin starts a firing of p on the calling goroutine and asks the chain
+// whether to meter it (see beginGo). End the firing with End, before the
+// function returns, on the same goroutine.
+//
+// Cost: on amd64, one assembly leaf (begin_amd64.s) decides the common
+// cases with no Go frame: a firing outside a trace is the goroutine's
+// look-up and the gates' countdowns (a decrement each, one of them a
+// striped atomic); a disabled probe's firing with spotcheck on is one
+// striped atomic decrement (a sampled probe's outside a sampling window, as
+// a disabled one's without spotcheck, never reaches Begin). A metered
+// firing adds
+// a clock read and a push on the goroutine's own stack. Begin never
+// allocates once the goroutine's stack has reached its depth, and takes
+// no lock after the goroutine's first firing.
+func (p *Probe) Begin() Firing { return begin(p, nil, 0, 0) }
+
+// beginGo is the chain's whole decision for one firing of p, in Go, on
+// one screen; the assembly leaf mirrors it case by case, jumping to the
+// same functions for everything but its quiet returns. pos and pc say where
+// the firing's function runs (its frame's depth on the stack, and the
+// return address of its call to Begin): settle compares them with the
+// frames already there, to drop firings a panic unwound.
+func beginGo(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
+	if !engine.on {
+		return nil
+	}
+	switch State(p.state.Load()) {
+	case Enabled:
+	case Sampled: // metered in sampling windows
+		return sampled(p, nil, pos, pc)
+	default: // disabled: only spotcheck's count
+		return spot(p, nil, pos, pc)
+	}
+	g := current()
+	if g == nil {
+		return nil
+	}
+	g.acquire()
+	g.sameGoroutine()
+	g.release()
+	if !engine.gated || g.trace != 0 {
+		return measure(p, g, pos, pc)
+	}
+	return outside(p, g, pos, pc)
+}
+
+// outside is a firing of an enabled probe outside any trace, while a gate
+// is on: flowcheck counts it down on the goroutine, then tracepoint on the
+// probe's count; a count that runs out goes on in flowOut or leaseOut.
+func outside(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
+	if engine.flowcheck != nil {
+		g.flowLeft--
+		if g.flowLeft <= 0 {
+			return flowOut(p, g, pos, pc)
+		}
+	}
+	if engine.tracepoint != nil && p.count.leases.Load()[stripe(getg())].units.Add(-1) < 0 {
+		return leaseOut(p, g, pos, pc)
+	}
+	return startOrNot(p, g, pos, pc, false)
+}
+
+// flowOut is outside's path for a goroutine whose flowcheck countdown is at
+// or below zero. At zero it ran out: this firing is due. Below zero none
+// was drawn (a new goroutine, or the end of a trace): this firing draws a
+// gap and counts as its first. Tracepoint has not counted the firing yet.
+func flowOut(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
+	due := g.flowLeft == 0
+	if !due {
+		if g.flowState == 0 {
+			g.flowState = flowSeed()
+		}
+		g.flowLeft = engine.flowcheck.Draw(&g.flowState)
+		due = g.flowLeft == 0
+	}
+	if engine.tracepoint != nil && p.count.Take(stripe(getg())) && p.eligible.Load() {
+		due = true
+	}
+	return startOrNot(p, g, pos, pc, due)
+}
+
+// leaseOut is outside's path for a firing whose decrement found its
+// stripe's share of tracepoint's count empty; flowcheck, if on, counted it
+// and is not due.
+func leaseOut(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
+	due := p.count.refill(stripe(getg())) && p.eligible.Load()
+	return startOrNot(p, g, pos, pc, due)
+}
+
+// startOrNot ends the gates' decision: a due firing starts a trace, unless
+// its probe has never ended a firing (then, due or not, its end is noted).
+func startOrNot(p *Probe, g *Goroutine, pos, pc uintptr, due bool) Firing {
+	if !p.ended.Load() {
+		return firstEnd
+	}
+	if !due {
+		return nil
+	}
+	g.acquire()
+	g.settle(pos, pc)
+	return g.meter(p, pos, pc, true, false)
+}
+
+// measure is a firing of an enabled probe inside a trace, or in a chain
+// with no gate: metered, if the trace maximum and the budget allow.
+//
+// Its callers, the leaf and beginGo, have made sure that g's frames are
+// the running goroutine's.
+func measure(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
+	g.acquire()
+	if g.depth > 0 {
+		g.settleFrames(pos, pc)
+	}
+	if engine.gated && g.trace == 0 {
+		g.release() // the trace it was in has gone with its goroutine
+		return outside(p, g, pos, pc)
+	}
+	return g.meter(p, pos, pc, false, false)
+}
+
+// sampled is a firing of a sampled probe: metered if it begins while a
+// sampling window is open (its on-word is set only then).
+func sampled(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
+	if sampler.seq.Load()&1 == 0 {
+		return nil
+	}
+	return meterDue(p, pos, pc, false)
+}
+
+// spot is a firing of a disabled probe: with spotcheck on, counted on its
+// stripe; the due one is a spot check.
+func spot(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
+	if engine.spotcheck == nil || !p.count.Take(stripe(getg())) {
+		return nil
+	}
+	return meterDue(p, pos, pc, true)
+}
+
+// spotOut is spot's path for a firing whose decrement found its stripe's
+// share empty.
+//
+//lint:ignore U1000 jumped to from begin_amd64.s
+func spotOut(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
+	if !p.count.refill(stripe(getg())) {
+		return nil
+	}
+	return meterDue(p, pos, pc, true)
+}
+
+// meterDue meters a firing of a sampled probe in a window, or a spot
+// check that a count made due.
+func meterDue(p *Probe, pos, pc uintptr, spot bool) Firing {
+	g := current()
+	if g == nil {
+		return nil
+	}
+	g.acquire()
+	g.settle(pos, pc)
+	return g.meter(p, pos, pc, false, spot)
+}
+
+// meter pushes a metered firing of p on g, which the caller has acquired
+// and settled. Inside a trace it counts towards the trace maximum; start
+// starts a trace. Budget decides last: a firing gets the least of its own
+// allowance and what its nearest metered ancestor has left, and is not
+// metered with less than one unit; a spot check is outside its own
+// allowance (which may be why its probe is disabled), not its ancestor's.
+func (g *Goroutine) meter(p *Probe, pos, pc uintptr, start, spot bool) Firing {
+	if g.trace != 0 {
+		if g.full || g.traced >= engine.traceMax {
+			g.full = true
+			g.release()
+			return nil
+		}
+	}
+	pool := int64(Unlimited)
+	if engine.budget != nil && !spot {
+		if a := p.allowance.Load(); a != 0 {
+			pool = a - 1
+		}
+	}
+	if g.depth > 0 {
+		pool = min(pool, g.frames[g.depth-1].pool)
+	}
+	if pool < 1 {
+		g.release()
+		return nil
+	}
+	if start {
+		g.startTrace(p)
+	}
+	return g.push(p, pool, pos, pc, spot)
+}
+
+// push opens a frame for a metered firing of p and reads the clock, last,
+// so that the engine's own work stays outside the firing's time.
+func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, spot bool) Firing {
+	d := g.depth
+	if int(d) == len(g.frames) {
+		g.frames = append(g.frames, &Frame{g: g, index: d})
+	}
+	f := g.frames[d]
+	f.probe, f.child, f.budget, f.pool, f.pos, f.pc, f.span, f.spot = p, 0, pool, pool, pos, pc, -1, spot
+	f.winStart, f.childWin = -1, 0
+	if pool != Unlimited {
+		f.pool-- // a firing spends one unit on itself
+	}
+	if g.trace != 0 {
+		g.traced++
+		if engine.sink != nil {
+			g.addSpan(f, d, p)
+		}
+	}
+	g.depth = d + 1
+	f.start = now() // last but the release (empty without -race), so the engine's work stays outside
+	if f.span >= 0 {
+		g.spans[f.span].Start = f.start
+	}
+	if sampler.active.Load() {
+		f.winStart = windowNanos(f.start)
+	}
+	g.release()
+	return f
+}
+
+func flowSeed() uint64 { return flowcheck.Seed(engine.seed, seeded.Add(1)) }

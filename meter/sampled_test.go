@@ -1,0 +1,160 @@
+package meter
+
+import (
+	"testing"
+
+	"github.com/meterio/meter/extensions/tracepoint"
+)
+
+// sample makes p sampled: Initial cold firings of 1 µs, back to back, so
+// that its share of the time is all of it.
+func sample(t *testing.T, p *Probe) {
+	t.Helper()
+	for i := int64(0); i < engine.hotspot.Initial; i++ {
+		fire(p, 1*us, nil)
+	}
+	if s := p.State(); s != Sampled {
+		t.Fatalf("%s: state %d after %d cold firings that take all the time, want sampled", p.Name(), s, engine.hotspot.Initial)
+	}
+}
+
+// A probe whose firings are each cold but whose time adds up is sampled,
+// not disabled: metered during sampling windows only, its totals
+// estimated from them.
+func TestCheapButLargeProbeIsSampled(t *testing.T) {
+	h := hot()
+	h.Sample, h.SampleShare = 10, 0.5
+	wire(t, Chain{Hotspot: h})
+	big, small := newProbe(t, "big"), newProbe(t, "small")
+	// big takes most of the time; small, 100 ns a firing in 2 µs, is cold.
+	for i := int64(0); i < h.Initial; i++ {
+		fire(small, 100, nil)
+		clk.Advance(900)
+		fire(big, 1*us, nil)
+	}
+	if s := big.State(); s != Sampled {
+		t.Fatalf("big: state %d, want sampled", s)
+	}
+	if s := small.State(); s != DisabledHotspot {
+		t.Fatalf("small: state %d, want disabled", s)
+	}
+	// 90 firings of 2 µs outside a window (not metered), 10 in one: the
+	// window took a tenth of the stretch, so its 10 stand for 100.
+	for i := 0; i < 90; i++ {
+		fire(big, 2*us, nil)
+	}
+	openWindow()
+	for i := 0; i < 10; i++ {
+		fire(big, 2*us, nil)
+	}
+	closeWindow()
+	r := big.row()
+	if r.Label != LabelSampled || r.Metered != h.Initial+10 {
+		t.Fatalf("big: label %q metered %d, want sampled and %d", r.Label, r.Metered, h.Initial+10)
+	}
+	warm := h.Initial * us
+	if r.Count != h.Initial+100 || r.Total != warm+200*us || r.InherentTotal != warm+200*us {
+		t.Fatalf("big: count %d total %d inherent %d; want %d, %d, %d", r.Count, r.Total, r.InherentTotal, h.Initial+100, warm+200*us, warm+200*us)
+	}
+	// A hot firing in a window changes nothing: the windows follow it.
+	openWindow()
+	fire(big, 20*us, nil)
+	closeWindow()
+	if s := big.State(); s != Sampled {
+		t.Fatalf("after a hot sampled firing: state %d, want sampled", s)
+	}
+}
+
+// A probe metered always, whose sampled callee is not metered outside
+// windows, gets the inherent share its firings in windows show.
+func TestInherentUnderSampledCallees(t *testing.T) {
+	h := hot()
+	h.Sample, h.SampleShare = 10, 0.5
+	wire(t, Chain{Hotspot: h})
+	parent, child := newProbe(t, "parent"), newProbe(t, "child")
+	fire(parent, 100*us, nil) // hot: it stays enabled
+	sample(t, child)
+	call := func() { fire(parent, 1*us, func() { fire(child, 9*us, nil) }) }
+	base := parent.row()
+	for i := 0; i < 90; i++ {
+		call()
+	}
+	openWindow()
+	for i := 0; i < 10; i++ {
+		call()
+	}
+	closeWindow()
+	// 100 calls of 10 µs, 1 µs of it the parent's own.
+	r := parent.row()
+	if r.Count-base.Count != 100 || r.Total-base.Total != 1000*us {
+		t.Fatalf("parent: count +%d total +%d, want +100, +1000 µs", r.Count-base.Count, r.Total-base.Total)
+	}
+	if want := (r.Total) / 10; r.InherentTotal != want {
+		t.Fatalf("parent: inherent %d, want %d (a tenth of its inclusive time, as the window showed)", r.InherentTotal, want)
+	}
+	c := child.row()
+	if c.Metered != h.Initial+10 || c.Count != h.Initial+100 || c.InherentTotal != h.Initial*us+900*us {
+		t.Fatalf("child: metered %d count %d inherent %d", c.Metered, c.Count, c.InherentTotal)
+	}
+}
+
+// A firing a window only partly overlapped: its sampled callees metered
+// during the overlap stand for those of its whole time.
+func TestStraddlingFiringIsCorrected(t *testing.T) {
+	h := hot()
+	h.Sample, h.SampleShare = 10, 0.5
+	wire(t, Chain{Hotspot: h})
+	parent, child := newProbe(t, "parent"), newProbe(t, "child")
+	fire(parent, 100*us, nil)
+	sample(t, child)
+	w0 := parent.window.load()
+	// 40 µs: 4 callees of 9 µs and 4 µs of its own; a window covers the
+	// last two callees and 2 µs of own time: 20 µs of 40.
+	fire(parent, 0, func() {
+		for i := 0; i < 4; i++ {
+			if i == 2 {
+				openWindow()
+			}
+			clk.Advance(1 * us)
+			fire(child, 9*us, nil)
+		}
+		closeWindow()
+	})
+	w := parent.window.load()
+	if got := w.inherent - w0.inherent; got != 4*us {
+		t.Fatalf("corrected inherent %d ns, want 4 µs (36 − 18 × 40/20 off 22)", got)
+	}
+}
+
+func TestSamplingNeedsNoTraceGate(t *testing.T) {
+	h := hot()
+	h.Sample, h.SampleShare = 8, 0
+	wire(t, Chain{Hotspot: h, Tracepoint: &tracepoint.Rule{Sample: 1}})
+	p := newProbe(t, "p")
+	fire(p, 0, nil) // the first firing outside a trace: noted, not metered
+	for i := int64(0); i < h.Initial; i++ {
+		fire(p, 1*us, nil) // each starts a trace of its own
+	}
+	if p.State() != DisabledHotspot {
+		t.Fatalf("state %d with a trace gate on, want disabled (sampling needs a chain with no gate)", p.State())
+	}
+}
+
+func TestSampledFiringsAllocateNothing(t *testing.T) {
+	h := hot()
+	h.Sample, h.SampleShare = 4, 0
+	wire(t, Chain{Hotspot: h})
+	p, q := newProbe(t, "p"), newProbe(t, "q")
+	sample(t, p)
+	q.Enable()
+	fire(q, 100*us, nil)
+	body := func() { fire(p, 1, nil) }
+	if n := testing.AllocsPerRun(1000, func() { fire(q, 1, body) }); n != 0 {
+		t.Fatalf("%v allocations per firing outside a window", n)
+	}
+	openWindow()
+	defer closeWindow()
+	if n := testing.AllocsPerRun(1000, func() { fire(q, 1, body) }); n != 0 {
+		t.Fatalf("%v allocations per firing in a window", n)
+	}
+}

@@ -1,0 +1,252 @@
+package meter
+
+import (
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/meterio/meter/clock"
+)
+
+// Sampling windows. A sampled probe (a cold probe that is large in total,
+// see hotspot.Rule.Keep) is off, its on-word cleared, except during
+// sampling windows: WindowLength of metering every 1/Sample of the time,
+// for every sampled probe at once. Outside a window its firing costs what
+// a disabled probe's does. Inside one, every firing of a sampled probe
+// that begins is metered, and so are the firings nested in it, so the
+// inherent times measured there are exact. A firing begins in a window
+// with the probability of the share of time the windows took, so the
+// model estimates a sampled probe's totals as what windows measured
+// divided by that share.
+//
+// Windows also correct the inherent time of the probes metered always: a
+// metered firing's inherent time counts the time of the sampled firings
+// under it that began outside windows, which were not metered. For a
+// firing that a window overlapped, the engine scales the sampled children
+// metered during the overlap to the firing's whole time and takes them
+// off too; the model then gives each probe the inherent share of its
+// inclusive time that those firings show.
+//
+// The windows are opened and closed by timers (time.AfterFunc: no
+// goroutine waits between them), and by the engine itself, at the end of
+// any metered firing that finds a window overdue to open or close: a busy
+// program whose timers run late still gets windows of the right length.
+// Tests drive them by hand.
+
+// WindowLength is how long one sampling window lasts.
+const WindowLength = 2 * time.Millisecond
+
+var sampler struct {
+	mu     sync.Mutex
+	probes []*Probe      // sampled probes, whose on-words the windows open
+	active atomic.Bool   // a window has been scheduled: frames track the windows' time
+	seq    atomic.Uint32 // odd while a window is open
+	openAt atomic.Int64  // ticks when the open window opened
+	next   atomic.Int64  // ticks when the next window is due
+	length int64         // a window's length, in ticks
+	since  atomic.Int64  // ticks when the first probe was sampled
+	closed atomic.Int64  // ns of the windows closed so far
+	timer  *time.Timer
+	period time.Duration // from one window's start to the next, on average
+	manual bool          // tests open and close windows themselves
+}
+
+// windowNanos returns the ns windows have been open so far, as of tick t.
+func windowNanos(t int64) int64 {
+	w := sampler.closed.Load()
+	if sampler.seq.Load()&1 == 1 {
+		w += nanos(sampler.openAt.Load(), t)
+	}
+	return w
+}
+
+// addSampled puts p among the probes the windows open, and starts the
+// windows if they are not running.
+func addSampled(p *Probe) {
+	sampler.mu.Lock()
+	defer sampler.mu.Unlock()
+	sampler.probes = append(sampler.probes, p)
+	if p.gate != nil {
+		p.gate.Store(b2u32(sampler.seq.Load()&1 == 1))
+	}
+	if !sampler.active.Load() {
+		sampler.since.Store(now())
+		sampler.active.Store(true)
+		sampler.period = WindowLength * time.Duration(max(engine.hotspot.Sample, 1))
+		sampler.length = toTicks(WindowLength)
+		if !sampler.manual {
+			d := jitter(sampler.period)
+			sampler.next.Store(now() + toTicks(d))
+			sampler.timer = time.AfterFunc(d, openWindow)
+		}
+	}
+}
+
+// removeSampled takes p out of the windows (it was enabled again).
+func removeSampled(p *Probe) {
+	sampler.mu.Lock()
+	defer sampler.mu.Unlock()
+	for i, q := range sampler.probes {
+		if q == p {
+			sampler.probes = append(sampler.probes[:i], sampler.probes[i+1:]...)
+			break
+		}
+	}
+}
+
+// openWindow opens a window: every sampled probe's on-word is set.
+func openWindow() {
+	sampler.mu.Lock()
+	defer sampler.mu.Unlock()
+	if sampler.seq.Load()&1 == 1 || !sampler.active.Load() {
+		return
+	}
+	sampler.openAt.Store(now())
+	sampler.seq.Add(1)
+	for _, p := range sampler.probes {
+		if p.gate != nil && engine.on {
+			p.gate.Store(1)
+		}
+	}
+	if !sampler.manual {
+		if sampler.timer != nil {
+			sampler.timer.Stop()
+		}
+		sampler.timer = time.AfterFunc(WindowLength, closeWindow)
+	}
+}
+
+// keepWindows opens or closes a window that is overdue, as of tick t: the
+// end of every metered firing asks, while windows run.
+func keepWindows(t int64) {
+	if sampler.manual {
+		return
+	}
+	if sampler.seq.Load()&1 == 1 {
+		if t-sampler.openAt.Load() >= sampler.length {
+			closeWindow()
+		}
+	} else if t >= sampler.next.Load() {
+		openWindow()
+	}
+}
+
+// toTicks converts a duration to the engine clock's ticks.
+func toTicks(d time.Duration) int64 {
+	if engine.manual != nil {
+		return int64(d)
+	}
+	return clock.Ticks(int64(d))
+}
+
+// closeWindow closes the open window, and schedules the next.
+func closeWindow() {
+	sampler.mu.Lock()
+	defer sampler.mu.Unlock()
+	if sampler.seq.Load()&1 == 0 {
+		return
+	}
+	for _, p := range sampler.probes {
+		if p.gate != nil && p.State() == Sampled {
+			p.gate.Store(0)
+		}
+	}
+	t := now()
+	sampler.closed.Add(nanos(sampler.openAt.Load(), t))
+	sampler.seq.Add(1)
+	if !sampler.manual && sampler.active.Load() {
+		if sampler.timer != nil {
+			sampler.timer.Stop()
+		}
+		d := jitter(sampler.period - WindowLength)
+		sampler.next.Store(t + toTicks(d))
+		sampler.timer = time.AfterFunc(d, openWindow)
+	}
+}
+
+// jitter returns d scaled by a uniform factor in [0.5, 1.5): windows at
+// random phases, so that a periodic program is not sampled at one point
+// of its cycle.
+func jitter(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * (0.5 + rand.Float64()))
+}
+
+// resetSampler stops the windows and forgets the sampled probes (a new
+// chain). Under configureMu.
+func resetSampler(manual bool) {
+	sampler.mu.Lock()
+	defer sampler.mu.Unlock()
+	if sampler.timer != nil {
+		sampler.timer.Stop()
+		sampler.timer = nil
+	}
+	sampler.probes = nil
+	sampler.active.Store(false)
+	if sampler.seq.Load()&1 == 1 {
+		sampler.seq.Add(1)
+	}
+	sampler.closed.Store(0)
+	sampler.manual = manual
+}
+
+// windowStats are the totals of a probe's metered firings that a window
+// overlapped, with inherent times corrected for the sampled firings under
+// them that began outside windows.
+type windowStats struct {
+	count, total, inherent atomic.Int64
+}
+
+func (w *windowStats) load() totals {
+	return totals{count: w.count.Load(), total: w.total.Load(), inherent: w.inherent.Load()}
+}
+
+// sampling holds what a sampled probe's estimates start from, and the
+// adjustments estimates made to earlier sampled stretches.
+type sampling struct {
+	mu    sync.Mutex
+	base  totals // its statistics when the current stretch started
+	win   totals // its window statistics then
+	t0    int64  // ticks then
+	w0    int64  // windowNanos then
+	extra totals // what estimates added to ended stretches
+}
+
+// startSampling moves p from Enabled to Sampled, its statistics at sum.
+func (p *Probe) startSampling(sum totals, t int64) {
+	p.sampling.mu.Lock()
+	if p.State() != Enabled {
+		p.sampling.mu.Unlock()
+		return
+	}
+	p.sampling.base, p.sampling.win = sum, p.window.load()
+	p.sampling.t0, p.sampling.w0 = t, windowNanos(t)
+	p.state.CompareAndSwap(uint32(Enabled), uint32(Sampled))
+	p.sampling.mu.Unlock()
+	addSampled(p)
+}
+
+// adjustment returns what the estimates add to p's statistics sum: the
+// ended stretches' adjustments, and, while p is sampled, the current
+// stretch's, measured at tick t. A stretch's estimate is what windows
+// measured of it, divided by the share of its time the windows took; the
+// adjustment is that estimate less what its metered firings recorded.
+// Under p.sampling.mu.
+func (p *Probe) adjustment(sum totals, t int64) totals {
+	e := p.sampling.extra
+	if p.State() != Sampled {
+		return e
+	}
+	s := &p.sampling
+	w := p.window.load()
+	span, win := nanos(s.t0, t), windowNanos(t)-s.w0
+	if win <= 0 || span <= 0 {
+		return e // no window yet: the warm-up's figures stand
+	}
+	scale := float64(span) / float64(win)
+	est := func(a, b int64) int64 { return int64(float64(a-b) * scale) }
+	e.count += est(w.count, s.win.count) - (sum.count - s.base.count)
+	e.total += est(w.total, s.win.total) - (sum.total - s.base.total)
+	e.inherent += est(w.inherent, s.win.inherent) - (sum.inherent - s.base.inherent)
+	return e
+}

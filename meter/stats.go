@@ -1,0 +1,164 @@
+package meter
+
+import (
+	"math"
+	"runtime"
+	"sync/atomic"
+	_ "unsafe" // for go:linkname
+)
+
+// sharedFirings is how many metered firings of a probe go to its shared
+// row before it gets one row per P. Most probes are disabled after fewer
+// (hotspot's initial balance is 1000 cold firings, but a probe fired by one
+// goroutine rarely meets another), so only the probes metered for long pay
+// a row per P.
+const sharedFirings = 256
+
+// stats are a probe's statistics of metered firings. A row is written by
+// one writer at a time: the shared row under a small lock, a P's row by
+// the goroutine running on that P, pinned to it (runtime.procPin, as
+// sync.Pool does), so that goroutines on different cores never write the
+// same cache line. Readers never block writers: each row carries a
+// sequence number, odd while a write is in progress (a seqlock).
+type stats struct {
+	lock   atomic.Uint32
+	shared row
+	perP   atomic.Pointer[[]row]
+}
+
+// row holds the totals of the firings written to it. seq counts writes
+// twice; the float sums of squares are kept as their bits. The assembly
+// (stats_amd64.s) writes the fields by offset, from go_asm.h.
+type row struct {
+	seq      uint64
+	count    int64
+	total    int64 // ns, inclusive
+	inherent int64 // ns
+	min, max int64 // ns, inclusive
+	sqTotal  uint64
+	sqInh    uint64
+}
+
+// totals are what a reader takes from rows.
+type totals struct {
+	count, total, inherent, min, max int64
+	sqTotal, sqInh                   float64
+}
+
+func (s *stats) init() {
+	s.shared.min = math.MaxInt64
+}
+
+//go:linkname procPin runtime.procPin
+func procPin() int
+
+//go:linkname procUnpin runtime.procUnpin
+func procUnpin()
+
+// record adds one metered firing, and returns the count of the row it
+// went to. With a row per P it is one pinned write of the P's own row: no
+// atomic instruction on amd64.
+func (s *stats) record(incl, inh int64) int64 {
+	if rs := s.perP.Load(); rs != nil {
+		pid := procPin()
+		if pid < len(*rs) {
+			r := &(*rs)[pid]
+			writeRow(r, incl, inh)
+			n := atomic.LoadInt64(&r.count)
+			procUnpin()
+			return n
+		}
+		procUnpin() // a P added since the rows were made: the shared row
+	}
+	for !s.lock.CompareAndSwap(0, 1) {
+		runtime.Gosched()
+	}
+	writeRowShared(&s.shared, incl, inh)
+	n := s.shared.count
+	s.lock.Store(0)
+	if n == sharedFirings {
+		rs := make([]row, runtime.GOMAXPROCS(0))
+		for i := range rs {
+			rs[i].min = math.MaxInt64
+		}
+		s.perP.CompareAndSwap(nil, &rs)
+	}
+	return n
+}
+
+// writeRowShared is writeRow for the shared row, in Go with atomics, so
+// that the lock's hand-over covers it under -race too.
+func writeRowShared(r *row, incl, inh int64) {
+	atomic.AddUint64(&r.seq, 1)
+	atomic.AddInt64(&r.count, 1)
+	atomic.AddInt64(&r.total, incl)
+	atomic.AddInt64(&r.inherent, inh)
+	if incl < atomic.LoadInt64(&r.min) {
+		atomic.StoreInt64(&r.min, incl)
+	}
+	if incl > atomic.LoadInt64(&r.max) {
+		atomic.StoreInt64(&r.max, incl)
+	}
+	fi, fh := float64(incl), float64(inh)
+	atomic.StoreUint64(&r.sqTotal, math.Float64bits(math.Float64frombits(atomic.LoadUint64(&r.sqTotal))+fi*fi))
+	atomic.StoreUint64(&r.sqInh, math.Float64bits(math.Float64frombits(atomic.LoadUint64(&r.sqInh))+fh*fh))
+	atomic.AddUint64(&r.seq, 1)
+}
+
+// read returns a consistent copy of r: the totals of whole writes only.
+func (r *row) read() totals {
+	for spins := 0; ; spins++ {
+		s := atomic.LoadUint64(&r.seq)
+		if s&1 == 0 {
+			t := totals{
+				count:    atomic.LoadInt64(&r.count),
+				total:    atomic.LoadInt64(&r.total),
+				inherent: atomic.LoadInt64(&r.inherent),
+				min:      atomic.LoadInt64(&r.min),
+				max:      atomic.LoadInt64(&r.max),
+				sqTotal:  math.Float64frombits(atomic.LoadUint64(&r.sqTotal)),
+				sqInh:    math.Float64frombits(atomic.LoadUint64(&r.sqInh)),
+			}
+			if atomic.LoadUint64(&r.seq) == s {
+				return t
+			}
+		}
+		if spins > 8 {
+			runtime.Gosched() // a writer lost its thread inside a write
+		}
+	}
+}
+
+// sum returns the totals of every row of s.
+func (s *stats) sum() totals {
+	t := s.shared.read()
+	if rs := s.perP.Load(); rs != nil {
+		for i := range *rs {
+			u := (*rs)[i].read()
+			t.count += u.count
+			t.total += u.total
+			t.inherent += u.inherent
+			t.min = min(t.min, u.min)
+			t.max = max(t.max, u.max)
+			t.sqTotal += u.sqTotal
+			t.sqInh += u.sqInh
+		}
+	}
+	if t.count == 0 {
+		t.min = 0
+	}
+	return t
+}
+
+// Count returns the number of metered firings of p that have ended.
+func (p *Probe) Count() int64 { return p.stats.sum().count }
+
+// Mean returns the mean inclusive time of p's metered firings in ns, and
+// false when none has ended yet.
+func (p *Probe) Mean() (int64, bool) {
+	t := p.stats.sum()
+	if t.count == 0 {
+		return 0, false
+	}
+	return t.total / t.count, true
+}

@@ -1,0 +1,80 @@
+package meter
+
+// startTrace makes the firing of p about to be pushed on g the root of a
+// new trace.
+func (g *Goroutine) startTrace(p *Probe) {
+	g.trace = g.depth + 1
+	g.traced, g.full, g.cut, g.nextSpan = 0, false, false, 0
+	g.TraceID = traceIDs.Add(1)
+	g.handed = now()
+	if engine.sink != nil {
+		engine.sink.TraceStarted(g, p)
+	}
+}
+
+// addSpan gives frame f, at index d on g's stack, a span in the current
+// trace, whose parent is the span of the frame below, unless f is the root.
+func (g *Goroutine) addSpan(f *Frame, d int32, p *Probe) {
+	parent := int32(-1)
+	if d > g.trace-1 {
+		parent = g.spans[g.frames[d-1].span].Index
+	}
+	f.span = int32(len(g.spans))
+	g.spans = append(g.spans, Span{Probe: p, Index: g.nextSpan, Parent: parent})
+	g.nextSpan++
+}
+
+// endTrace ends g's trace: its root ended, or was dropped. What is left of
+// its spans goes to the sink, marked truncated if the trace reached the
+// maximum, was handed over in parts or lost its root.
+func (g *Goroutine) endTrace() {
+	truncated := g.full || g.cut
+	if engine.sink != nil {
+		engine.sink.TraceSpans(g.TraceID, g.spans, true, truncated)
+		clear(g.spans)
+		g.spans = g.spans[:0]
+	}
+	tracesEnded.Add(1)
+	if truncated {
+		tracesTruncated.Add(1)
+	}
+	g.trace, g.traced, g.full, g.cut, g.nextSpan = 0, 0, false, false, 0
+	g.flowLeft = 0 // flowcheck draws the next gap at the goroutine's next firing
+}
+
+// handOver hands the spans of g's trace that are not open any more (ended,
+// or cut off by a panic) to the sink, while the trace goes on: a trace
+// whose root runs for hours (a connection loop) is exported as it goes,
+// marked truncated. The spans still open, those of the frames from the
+// root up, stay, with their indexes.
+func (g *Goroutine) handOver(t int64) {
+	g.handed = t
+	if engine.sink == nil {
+		return
+	}
+	g.open = g.open[:0]
+	n, d := 0, g.trace-1
+	for i := range g.spans {
+		if d < g.depth && g.frames[d].span == int32(i) {
+			g.open = append(g.open, g.spans[i])
+			d++
+			continue
+		}
+		g.spans[n] = g.spans[i]
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	g.cut = true
+	engine.sink.TraceSpans(g.TraceID, g.spans[:n], false, true)
+	clear(g.spans)
+	g.spans = append(g.spans[:0], g.open...)
+	for d, k := g.trace-1, int32(0); d < g.depth; d, k = d+1, k+1 {
+		g.frames[d].span = k
+	}
+}
+
+// AddDropped counts spans that the export path had to drop; the model
+// reports the total.
+func AddDropped(n int64) { dropped.Add(n) }

@@ -1,0 +1,135 @@
+package probe
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// What every instrumented program links must be the standard library and
+// this module only, with nothing that stops the linker dropping unused
+// methods: these tests build a hello world, plain and with a probe, in a
+// module of its own that requires this checkout, as a user's would.
+
+const plainHello = `package main
+
+import "fmt"
+
+func main() { fmt.Println("hello") }
+`
+
+const instrumentedHello = `package main
+
+import (
+	"fmt"
+
+	"github.com/meterio/meter/probe"
+)
+
+var probes [1]probe.Probe
+
+func init() { probe.Register(probes[:], "example.com/hello.main") }
+
+func main() {
+	defer probe.Shutdown()
+	probe.Main()
+	if f := probes[0].Begin(); f.Active() {
+		defer probes[0].End(f)
+	}
+	fmt.Println("hello")
+}
+`
+
+// helloModule writes a module holding main.go and returns its folder.
+func helloModule(t *testing.T, src string) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	mod := "module example.com/hello\n\ngo 1.22\n\nrequire github.com/meterio/meter v0.0.0\n\nreplace github.com/meterio/meter => " + root + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func goCmd(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestInstrumentedProgramLinksStdOnly: go list -deps of an instrumented
+// hello world names the standard library and this module only, and none
+// of the packages that must be opt-in (runtime/pprof, net/http) or that
+// stop dead-method elimination.
+func TestInstrumentedProgramLinksStdOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	dir := helloModule(t, instrumentedHello)
+	out := goCmd(t, dir, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".")
+	for _, p := range strings.Fields(out) {
+		if p != "example.com/hello" && !strings.HasPrefix(p, "github.com/meterio/meter/") {
+			t.Errorf("an instrumented program links %s", p)
+		}
+	}
+	std := goCmd(t, dir, "list", "-deps", "-f", "{{if .Standard}}{{.ImportPath}}{{end}}", ".")
+	for _, p := range strings.Fields(std) {
+		switch p {
+		case "runtime/pprof", "net/http", "text/template", "html/template", "crypto/tls", "encoding/json":
+			t.Errorf("an instrumented program links %s", p)
+		}
+	}
+	if mods := goCmd(t, dir, "list", "-m", "all"); strings.TrimSpace(mods) != "example.com/hello\ngithub.com/meterio/meter v0.0.0 => "+filepath.Dir(mustAbs(t, ".")) {
+		t.Errorf("the program's module graph:\n%s", mods)
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestInstrumentedProgramSize: the stripped hello world grows by at most
+// 1.5 MB when instrumented (the aim is under 1 MB).
+func TestInstrumentedProgramSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds programs")
+	}
+	size := func(src string) int64 {
+		dir := helloModule(t, src)
+		bin := filepath.Join(dir, "hello")
+		if runtime.GOOS == "windows" {
+			bin += ".exe"
+		}
+		goCmd(t, dir, "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
+		fi, err := os.Stat(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	plain, inst := size(plainHello), size(instrumentedHello)
+	t.Logf("stripped hello world: plain %d B, instrumented %d B, +%d B (+%.2f MB)", plain, inst, inst-plain, float64(inst-plain)/(1<<20))
+	if inst-plain > 3<<19 {
+		t.Errorf("an instrumented hello world is %d B bigger than plain (%d B): more than 1.5 MB", inst-plain, plain)
+	}
+}

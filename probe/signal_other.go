@@ -1,0 +1,11 @@
+//go:build !unix
+
+package probe
+
+import "os"
+
+// watchSignals does nothing where signals are not Unix ones: the model is
+// written when main returns, and before os.Exit and log.Fatal.
+func watchSignals() {}
+
+func redeliver(os.Signal) {}

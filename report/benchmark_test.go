@@ -1,0 +1,78 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"testing"
+)
+
+// bigModel is a model of n probes and a profile of n traced paths, three
+// to six frames deep, as a large service might have.
+func bigModel(n int) (*Model, []byte) {
+	m := &Model{Name: "big.csv", Meta: []Field{{Key: "extensions", Value: "hotspot(threshold=10000ns inherent=2000ns initial=1000)"}}}
+	var p pb
+	for _, t := range [][2]uint64{{1, 1}, {2, 3}, {3, 3}} {
+		p = p.msg(profSampleType, pb{}.varint(valueTypeType, t[0]).varint(valueTypeUnit, t[1]))
+	}
+	strs := []string{"", "count", "inclusive", "nanoseconds", "source", "trace"}
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("example.com/service/pkg%d.(*Type%d).Method%d", i%17, i%31, i)
+		m.Rows = append(m.Rows, Row{Probe: name, Count: int64(1000 + i), Total: int64(1e6 + i*997), Avg: 1000,
+			InherentTotal: int64(5e5 + i*331), InherentAvg: 500, Min: 10, Max: 1e5})
+		strs = append(strs, name)
+		id := uint64(i + 1)
+		p = p.msg(profFunction, pb{}.varint(functionID, id).varint(functionName, uint64(len(strs)-1)))
+		p = p.msg(profLocation, pb{}.varint(locationID, id).msg(locationLine, pb{}.varint(lineFunctionID, id)))
+	}
+	for i := 0; i < n; i++ {
+		depth := 3 + i%4
+		locs := make([]uint64, depth)
+		for d := range locs {
+			locs[d] = uint64((i*7+d*13)%n + 1)
+		}
+		p = p.msg(profSample, pb{}.packed(sampleLocationID, locs...).packed(sampleValue, 3, 3000, 1000).msg(sampleLabel, label(4, 5)))
+	}
+	for _, s := range strs {
+		p = p.msg(profStringTable, []byte(s))
+	}
+	return m, p
+}
+
+func BenchmarkReadProfile(b *testing.B) {
+	_, data := bigModel(2000)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for i := 0; i < b.N; i++ {
+		if _, err := ReadProfile(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWriteHTML is what one request of the live page costs beyond
+// the snapshot, for 2,000 probes and 2,000 traced paths.
+func BenchmarkWriteHTML(b *testing.B) {
+	m, data := bigModel(2000)
+	var err error
+	if m.Profile, err = ReadProfile(bytes.NewReader(data)); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if err := WriteHTML(io.Discard, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCompare(b *testing.B) {
+	old, _ := bigModel(2000)
+	cur, _ := bigModel(2000)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if err := Compare(io.Discard, old, cur); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package report
+
+import (
+	"encoding/csv"
+	"errors"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ModelColumns are the columns of the performance model CSV, as DESIGN.md
+// fixes them.
+var ModelColumns = []string{"probe", "count", "total_ns", "avg_ns", "inherent_total_ns", "inherent_avg_ns", "min_ns", "max_ns", "label"}
+
+// StatsColumns are the columns of the .stats sidecar.
+var StatsColumns = []string{"probe", "inclusive_sd_ns", "inherent_sd_ns"}
+
+// ReadModel reads a performance model CSV. name is the file's name in
+// errors. Columns after the fixed ones, which a newer runtime may add, are
+// ignored; a header that does not start with the fixed columns is an
+// error.
+func ReadModel(r io.Reader, name string) ([]Row, error) {
+	var rows []Row
+	err := readCSV(r, name, ModelColumns, nil, func(rec []string, line int) error {
+		row := Row{Probe: rec[0], Label: rec[8]}
+		for i, dst := range []*int64{&row.Count, &row.Total, &row.Avg, &row.InherentTotal, &row.InherentAvg, &row.Min, &row.Max} {
+			n, err := strconv.ParseInt(rec[i+1], 10, 64)
+			if err != nil || n < 0 {
+				return fileErr(name, line, "%s %q is not a whole number of at least 0", ModelColumns[i+1], rec[i+1])
+			}
+			*dst = n
+		}
+		rows = append(rows, row)
+		return nil
+	})
+	return rows, err
+}
+
+// ReadStats reads a .stats sidecar: the standard deviations of each
+// probe's inclusive and inherent times and, in an optional column named
+// metered after them, how many firings they come from.
+func ReadStats(r io.Reader, name string) (map[string]Spread, error) {
+	spreads := map[string]Spread{}
+	metered := -1 // the metered column, when there is one
+	header := func(h []string) {
+		for i, c := range h {
+			if c == "metered" && i >= len(StatsColumns) {
+				metered = i
+			}
+		}
+	}
+	err := readCSV(r, name, StatsColumns, header, func(rec []string, line int) error {
+		var s Spread
+		for i, dst := range []*float64{&s.Inclusive, &s.Inherent} {
+			f, err := strconv.ParseFloat(rec[i+1], 64)
+			if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+				return fileErr(name, line, "%s %q is not a number of at least 0", StatsColumns[i+1], rec[i+1])
+			}
+			*dst = f
+		}
+		if metered >= 0 {
+			if metered >= len(rec) {
+				return fileErr(name, line, "no metered field")
+			}
+			n, err := strconv.ParseInt(rec[metered], 10, 64)
+			if err != nil || n < 0 {
+				return fileErr(name, line, "metered %q is not a whole number of at least 0", rec[metered])
+			}
+			s.Metered = n
+		}
+		spreads[rec[0]] = s
+		return nil
+	})
+	return spreads, err
+}
+
+// readCSV checks that the header starts with columns, shows it to header
+// (which may be nil), and hands each record to row with its line number.
+func readCSV(r io.Reader, name string, columns []string, header func([]string), row func(rec []string, line int) error) error {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	want := strings.Join(columns, ",")
+	head, err := cr.Read()
+	if err == io.EOF {
+		return fileErr(name, 1, "empty file: want the header %s", want)
+	}
+	if err != nil {
+		return csvErr(name, err)
+	}
+	if len(head) < len(columns) || strings.Join(head[:len(columns)], ",") != want {
+		return fileErr(name, 1, "header %q: want %s", strings.Join(head, ","), want)
+	}
+	if header != nil {
+		header(head)
+	}
+	cr.ReuseRecord = true
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return csvErr(name, err)
+		}
+		line, _ := cr.FieldPos(0)
+		if len(rec) < len(columns) {
+			return fileErr(name, line, "%d fields: want %d (%s)", len(rec), len(columns), want)
+		}
+		if err := row(rec, line); err != nil {
+			return err
+		}
+	}
+}
+
+func csvErr(name string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return &FileError{File: name, Line: pe.Line, Err: pe.Err}
+	}
+	return &FileError{File: name, Err: err}
+}

@@ -1,0 +1,118 @@
+package report
+
+import (
+	"sort"
+)
+
+// Sample types and labels of the runtime's pprof export.
+const (
+	SampleCount     = "count"
+	SampleInclusive = "inclusive"
+	SampleInherent  = "inherent"
+
+	SourceLabel = "source" // "trace": a traced call path; "model": the rest of a probe's row
+	SourceTrace = "trace"
+)
+
+// FlameNode is one frame of a flame graph: the call path from a root down
+// to Name. Own figures are those of the samples whose stack is exactly
+// this path; Value sums the width's sample type over the whole subtree.
+type FlameNode struct {
+	Name                                string
+	OwnCount, OwnInclusive, OwnInherent int64
+	Value                               int64
+	Children                            []*FlameNode
+
+	index map[string]*FlameNode // children by name, while building
+}
+
+// Flame builds the flame graph of the profile's call paths, under one
+// root that stands for all of them. In the runtime's profile these are
+// the samples labelled source=trace (the rest are model rows, not paths);
+// a profile without source labels is drawn whole. Widths are inherent
+// time where the profile has it (a frame's width is then its inclusive
+// time: its own inherent time and that of everything metered beneath
+// it), else the profile's default sample type. typ is the sample type
+// used; a root with no children means there are no call paths.
+func (p *Profile) Flame() (root *FlameNode, typ string) {
+	wi := p.Index(SampleInherent)
+	if wi < 0 {
+		wi = p.Index(p.DefaultSampleType)
+	}
+	if wi < 0 {
+		wi = len(p.SampleTypes) - 1
+	}
+	root = &FlameNode{Name: "all"}
+	if wi < 0 {
+		return root, ""
+	}
+	typ = p.SampleTypes[wi].Type
+	labelled, traced := false, false
+	for i := range p.Samples {
+		if src, ok := p.Samples[i].Labels[SourceLabel]; ok {
+			labelled = true
+			if len(src) > 0 && src[0] == SourceTrace {
+				traced = true
+				break
+			}
+		}
+	}
+	if labelled && !traced {
+		return root, typ
+	}
+	ci, ii, hi := p.Index(SampleCount), p.Index(SampleInclusive), p.Index(SampleInherent)
+	value := func(s *Sample, i int) int64 {
+		if i < 0 {
+			return 0
+		}
+		return s.Values[i]
+	}
+	for i := range p.Samples {
+		s := &p.Samples[i]
+		if labelled {
+			if src := s.Labels[SourceLabel]; len(src) == 0 || src[0] != SourceTrace {
+				continue
+			}
+		}
+		v := value(s, wi)
+		n := root
+		n.Value += v
+		for j := len(s.Stack) - 1; j >= 0; j-- { // the stack is leaf first
+			n = n.child(s.Stack[j])
+			n.Value += v
+		}
+		n.OwnCount += value(s, ci)
+		n.OwnInclusive += value(s, ii)
+		n.OwnInherent += value(s, hi)
+	}
+	root.sort()
+	return root, typ
+}
+
+func (n *FlameNode) child(name string) *FlameNode {
+	if c, ok := n.index[name]; ok {
+		return c
+	}
+	if n.index == nil {
+		n.index = map[string]*FlameNode{}
+	}
+	c := &FlameNode{Name: name}
+	n.index[name] = c
+	n.Children = append(n.Children, c)
+	return c
+}
+
+// sort puts the widest frames first, so the eye finds them on the left.
+func (n *FlameNode) sort() {
+	n.index = nil
+	sort.Slice(n.Children, func(i, j int) bool {
+		a, b := n.Children[i], n.Children[j]
+		if a.Value != b.Value {
+			return a.Value > b.Value
+		}
+		return a.Name < b.Name
+	})
+	for _, c := range n.Children {
+		c.sort()
+	}
+}
