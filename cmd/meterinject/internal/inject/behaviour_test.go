@@ -458,6 +458,18 @@ func main() {
 `,
 }
 
+// withoutRuntimeLines drops the lines the runtime itself prints ("meter:
+// …", on standard error, where an export is configured).
+func withoutRuntimeLines(s string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if !strings.HasPrefix(l, "meter: ") {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}
+
 // TestExitWritesModel: a program that ends through os.Exit or log.Fatal
 // in instrumented code writes its model first, with the same output and
 // exit status as plain.
@@ -471,6 +483,7 @@ func TestExitWritesModel(t *testing.T) {
 		want, wantCode := run(t, plain, nil, how)
 		csv := filepath.Join(t.TempDir(), "model.csv")
 		got, code := run(t, inst, []string{"METER_EXPORT_CSV=" + csv}, how)
+		got = withoutRuntimeLines(got)
 		if got != want || code != wantCode {
 			t.Errorf("%s: output (exit %d) %q, plain (exit %d) %q", how, code, got, wantCode, want)
 		}
@@ -590,6 +603,14 @@ func TestExportFlags(t *testing.T) {
 		{func(o *Options) { o.Live = true }, livePkg, "live"},
 	} {
 		dir := writeFiles(t, "example.com/exp", map[string]string{"main.go": exitProgram["main.go"], "lib/lib.go": simpleSrc})
+		// The export's module may need a higher go line than the runtime.
+		if b, err := os.ReadFile(filepath.Join(rt, c.dir, "go.mod")); err == nil {
+			if l, err := goLineOf("go.mod", b); err == nil && l != runtimeGoLine(t) {
+				if _, err := goCmd(dir, "mod", "edit", "-go="+l); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 		o := &Options{Dir: dir, Runtime: rt, Overlay: filepath.Join(t.TempDir(), "o.json"), Cache: t.TempDir(), Stderr: &bytes.Buffer{}, Patterns: []string{"./..."}}
 		c.flag(o)
 		_, err := Run(o)
