@@ -115,7 +115,7 @@ func strip(fset *token.FileSet, f *ast.File, src []byte) ([]byte, error) {
 			}
 		}
 		if !inside {
-			p := fset.File(f.FileStart).Position(f.FileStart + token.Pos(loc[0]))
+			p := fset.File(f.FileStart).PositionFor(f.FileStart+token.Pos(loc[0]), false)
 			return nil, &PosError{p, "cannot take out the instrumentation here: it is not as meterinject wrote it (edited by hand?)"}
 		}
 	}
@@ -212,8 +212,18 @@ func (s *stripper) ends(body *ast.BlockStmt, rb int, expanded bool) {
 		}
 		return true
 	})
+	unlabel := func(st ast.Stmt) ast.Stmt {
+		for {
+			l, ok := st.(*ast.LabeledStmt)
+			if !ok {
+				return st
+			}
+			st = l.Stmt // an End put after a label, on its own line, is labelled
+		}
+	}
 	for _, list := range lists {
 		for i, st := range list {
+			st = unlabel(st)
 			if !s.isEnd(st) {
 				continue
 			}
@@ -225,7 +235,7 @@ func (s *stripper) ends(body *ast.BlockStmt, rb int, expanded bool) {
 			}
 			r, _ := next.(*ast.ReturnStmt)
 			last := expanded && len(body.List) > 0 && body.List[len(body.List)-1] == next
-			if r != nil && len(r.Results) == 0 && i > 0 && s.evalReturn(list[i-1], st, r, last) {
+			if r != nil && len(r.Results) == 0 && i > 0 && s.evalReturn(unlabel(list[i-1]), st, r, last) {
 				continue
 			}
 			if r != nil {
@@ -236,7 +246,7 @@ func (s *stripper) ends(body *ast.BlockStmt, rb int, expanded bool) {
 				}
 				continue
 			}
-			if next == nil && list[len(list)-1] == st {
+			if next == nil {
 				rls := lineStart(src, rb)
 				if m := s.endLine.FindIndex(src[:rls]); m != nil && m[0]+1 == ls && atLineStart(src, rb) {
 					s.add(ls, rls, "")
