@@ -16,7 +16,10 @@
 # jump-alignment padding moves with any change to a binary.
 #
 # Also reported: probes instrumented, and probe firings per op (every
-# firing metered, METER_HOTSPOT_ENABLED=false, counted from the model).
+# firing metered, METER_HOTSPOT_ENABLED=false, counted from the model);
+# and "model-default-x50": instrumented again with -model, from the model
+# of a native run of FIG_MODEL_OPS ops at default properties (the
+# refinement a user runs: probes found disabled are left out).
 #
 #   scripts/inject-figures.sh
 #   FIG_WORK keeps the work dir; FIG_N1, FIG_N2 set the ops; FIG_RUNTIME
@@ -29,6 +32,7 @@ GO=${GO:-go}
 WORK=${FIG_WORK:-$(mktemp -d /tmp/inject-figures.XXXXXX)}
 N1=${FIG_N1:-10}
 N2=${FIG_N2:-30}
+MODEL_OPS=${FIG_MODEL_OPS:-200}
 RT=${FIG_RUNTIME:-$ROOT}
 mkdir -p "$WORK"
 export GOWORK=off GOFLAGS=
@@ -90,6 +94,7 @@ VARIANTS=(
 	"end-default-x50 end ${X50[*]}"
 	"defer-disabled defer METER_ENABLED=false"
 	"defer-default-x50 defer ${X50[*]}"
+	"model-default-x50 model ${X50[*]}"
 )
 for w in yaml goldmark; do
 	build "$w" plain
@@ -106,6 +111,13 @@ for w in yaml goldmark; do
 		METER_HOTSPOT_ENABLED=false METER_EXPORT_CSV="$WORK/$w/fire.csv" "$WORK/$w/prog" -plain -n "$N1" -corpus "$WORK/$w/data" > /dev/null
 	fi
 	fired=$(awk -F, -v n="$N1" 'NR > 1 && $1 !~ /^main\./ { s += $2 } END { printf "%d", s / n }' "$WORK/$w/fire.csv")
+	# The model of a native run at default properties, and the build it refines.
+	if [ "$w" = yaml ]; then
+		ops "$w" end "$MODEL_OPS" METER_EXPORT_CSV="$WORK/$w/model.csv" > /dev/null
+	else
+		METER_EXPORT_CSV="$WORK/$w/model.csv" "$WORK/$w/prog" -plain -n "$MODEL_OPS" -corpus "$WORK/$w/data" > /dev/null
+	fi
+	build "$w" model -model "$WORK/$w/model.csv"
 	: > "$WORK/$w/cg.txt"
 	for v in "${VARIANTS[@]}"; do
 		set -- $v
@@ -117,7 +129,7 @@ for w in yaml goldmark; do
 	{
 		echo "### $w ($($GO version | cut -d' ' -f3), $(date -u +%Y-%m-%dT%H:%MZ))"
 		echo
-		sed 's/^/    /' "$WORK/$w/end.summary"
+		sed 's/^/    /' "$WORK/$w/end.summary" "$WORK/$w/model.summary"
 		echo
 		echo "Probe firings per op (every firing metered): $fired"
 		echo

@@ -365,6 +365,19 @@ func typeCheck(o *Options, jobs []*pkgJob, patterns []string) error {
 	}
 	var errs []error
 	seen := map[string]bool{}
+	// A package's own variants only: "p", then "p [p.test]" and "p_test
+	// [p.test]" (a test variant holds the package's files too, and wins).
+	// Variants of p rebuilt for another package's test ("p [q.test]") are
+	// left out: their files are the same, their information not theirs.
+	own := func(p *packages.Package) (ok, test bool) {
+		id, variant, found := strings.Cut(p.ID, " [")
+		if !found {
+			return true, false
+		}
+		of := strings.TrimSuffix(variant, ".test]")
+		return id == of || id == of+"_test", true
+	}
+	var plain, tests []*packages.Package
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
 		if seen[p.ID] {
 			return
@@ -375,21 +388,26 @@ func typeCheck(o *Options, jobs []*pkgJob, patterns []string) error {
 				errs = append(errs, fmt.Errorf("%s", e)) // a dependency the module cannot resolve
 			}
 		}
+		if ok, test := own(p); ok && p.TypesInfo != nil {
+			if test {
+				tests = append(tests, p)
+			} else {
+				plain = append(plain, p)
+			}
+		}
+	})
+	for _, p := range append(plain, tests...) {
 		for _, f := range p.Syntax {
-			name := p.Fset.File(f.FileStart).Name()
-			fj := byPath[name]
+			fj := byPath[p.Fset.File(f.FileStart).Name()]
 			if fj == nil {
 				continue
 			}
-			// A test variant holds the package's own files too: it
-			// comes after the plain package and wins.
 			for _, e := range p.Errors {
 				errs = append(errs, fmt.Errorf("%s", e))
 			}
-			fj.fset, fj.file, fj.info = p.Fset, f, p.TypesInfo
-			fj.pkg = p.Types
+			fj.fset, fj.file, fj.info, fj.pkg = p.Fset, f, p.TypesInfo, p.Types
 		}
-	})
+	}
 	if len(errs) > 0 {
 		return typeErrors(errs)
 	}

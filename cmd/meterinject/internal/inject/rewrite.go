@@ -613,7 +613,7 @@ func evaluates(info *types.Info, exprs []ast.Expr) bool {
 					}
 				}
 			case *ast.BinaryExpr:
-				if x.Op == token.ADD && info != nil {
+				if x.Op == token.ADD && info != nil && info.TypeOf(x) != nil {
 					if t, ok := info.TypeOf(x).Underlying().(*types.Basic); ok && t.Info()&types.IsString != 0 {
 						if tv, ok := info.Types[x]; !ok || tv.Value == nil {
 							found = true // concatenation allocates
