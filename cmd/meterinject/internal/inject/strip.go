@@ -16,7 +16,11 @@ import (
 // What it cannot account for (generated names left after the cuts: the
 // text was edited by hand) is an error, and nothing is written.
 
-var prefixInFile = regexp.MustCompile(`\b(meter(?:x*)__)(?:test|x)?probes\[\d+\]`)
+// prefixInFile finds what only generated code writes: a probe of the
+// array, or a call of a registration file's helper as instrument writes
+// it, with its line directive (a file whose probes were all left out may
+// hold only reroutes of os.Exit and the like).
+var prefixInFile = regexp.MustCompile(`\b(meter(?:x*)__)(?:test|x)?(?:probes\[\d+\]|(?:exit|fatalv?|notify|notifyctx)\( /\*line |shutdown\(\)\n//line )`)
 
 // instrumented reports whether src holds anything instrument adds.
 func instrumented(src []byte) bool {
@@ -86,11 +90,18 @@ func strip(fset *token.FileSet, f *ast.File, src []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	m := prefixInFile.FindSubmatch(src)
-	if m == nil {
+	// The generated prefix is the longest one found: a user's identifier
+	// may start with "meter__", and then the generated code's do not.
+	prefix := ""
+	for _, m := range prefixInFile.FindAllSubmatch(src, -1) {
+		if len(m[1]) > len(prefix) {
+			prefix = string(m[1])
+		}
+	}
+	if prefix == "" {
 		return src, nil
 	}
-	s := newStripper(fset, f, src, string(m[1]))
+	s := newStripper(fset, f, src, prefix)
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.FuncDecl:
