@@ -373,7 +373,7 @@ func (s *stripper) results(ft *ast.FuncType) {
 	if len(res.List) == 1 && res.Opening.IsValid() {
 		// A result written without parentheses: "(R0 /*line P*/ T /*line P*/)".
 		t1, cl := s.off(res.List[0].Type.End()), s.off(res.Closing)
-		if dirClose.Match(src[t1 : cl+1]) {
+		if dirCloseOnly.Match(src[t1 : cl+1]) { // "(int)" as written has none
 			op := s.off(res.Opening)
 			cs = append(cs, cut{op, op + 1, ""}, cut{t1, cl + 1, ""})
 		}
@@ -429,5 +429,9 @@ func (s *stripper) call(c *ast.CallExpr) {
 	s.add(a1, end, "")
 }
 
-// dirClose matches the closing text of an insertion (closeDirective).
-var dirClose = regexp.MustCompile(`^(?:` + dirInline + `)?\)$`)
+// dirClose matches the closing text of an insertion (closeDirective);
+// dirCloseOnly, one with its directive.
+var (
+	dirClose     = regexp.MustCompile(`^(?:` + dirInline + `)?\)$`)
+	dirCloseOnly = regexp.MustCompile(`^` + dirInline + `\)$`)
+)
