@@ -1,82 +1,98 @@
-// Package inject is meterinject's rewriter: it adds one probe statement to
-// the top of each function body of the chosen packages, writes one
-// registration file per package, and takes all of it out again.
+// Package inject is meterinject's rewriter: it puts one probe into each
+// chosen function of the packages, writes one registration file per
+// package, and takes all of it out again.
 //
 // It splices text into the original bytes instead of printing a syntax
 // tree, so code it did not add keeps its exact bytes (real modules are not
 // always gofmt-clean) and Remove gives every byte back. What it adds is
-// gofmt-clean.
+// gofmt-clean. It must never write a file half-way, nor write anything
+// when an error is found: every new text is computed first, then written
+// by rename.
 //
-// Packages are loaded with golang.org/x/tools/go/packages. The twins'
-// signatures are syntax trees built with github.com/dave/dst: the
-// function's signature decorated, renamed, given the firing as its first
-// parameter, and printed by dst's restorer. dst is not used to print user
-// files: its restorer prints a whole file the gofmt way, and a file that
-// was not gofmt-clean (gopkg.in/yaml.v3 is one) would not come back byte
-// for byte from -remove.
+// # What a program can observe
+//
+// Nothing but time. In particular:
+//
+//   - No frame is added: stack readers (runtime.Caller with any skip, log's
+//     calldepth, errors that capture stacks, assertion libraries) see the
+//     same frames. See "The shape".
+//   - Every token of the user's keeps its position (file, line, column) for
+//     the compiler, panics, runtime.Caller, coverage and vet: each insertion
+//     is followed by a //line or /*line */ directive that gives the next
+//     original byte the position the compiler gave it before, computed as
+//     the compiler does, so line directives already in a file keep their
+//     meaning (position.go).
+//   - Generated identifiers start with "meter__", or with "meterx__",
+//     "meterxx__", … in a package where some identifier starts with it
+//     (chooseNames): no name the user wrote can clash.
+//   - The exports are written before the process ends through os.Exit or
+//     log.Fatal* in instrumented code, and main starts with probe.Main;
+//     signal.Notify and NotifyContext go through probe's (calls.go).
+//
+// # The shape
+//
+// A function gets the "End before return" shape:
+//
+//	func F(a int) (meter__r0 int, meter__r1 error) {
+//		meter__f := meter__probes[3].Begin()
+//		...
+//		meter__probes[3].End(meter__f)
+//		return x, nil                       // returns without a call keep their text
+//		...
+//		meter__r0, meter__r1 = g(a), nil    // results that call (or receive, or
+//		meter__probes[3].End(meter__f)      // allocate) are computed first, so the
+//		return                              // time of g is inside the firing
+//	}
+//
+// A function without results gets End before its closing brace too,
+// unless its last statement is terminating. Unnamed results are named
+// (meter__r0, …) only in a function that has a return that computes; a
+// user's result names are used as they are. Begin and End are inlined:
+// a disabled probe costs Begin's test and End's.
+//
+// The conditional defer shape,
+//
+//	if meter__f := meter__probes[4].Begin(); meter__f.Active() {
+//		defer meter__probes[4].End(meter__f)
+//	}
+//
+// is used for main, for functions with a defer statement of their own
+// (they may recover, and their deferred calls belong to their time), for
+// functions with no exit (no return, a terminating end), where a result
+// name is blank or shadowed at a return that computes, and where the
+// layout gives End no line of its own (a return after other code on its
+// line). Option ShapeDefer uses it everywhere. Firings that a panic or
+// runtime.Goexit unwinds before End are the engine's to discard.
+//
+// A body written on one line, "{ S }" or "{}", is split into lines (gofmt
+// would do the same once it holds more than one statement). Other
+// one-line layouts are left alone.
 //
 // # Selection
 //
-// By default a function the compiler can inline is left out (a probe
-// would stop the inlining), and so is a small one: a body of at most
-// SmallMax statements with no loop, goto, select or channel operation,
-// whose own work is bounded as an inlined function's is (see isSmall).
-// Options.All instruments both.
+// Everything with a body, but, by default (Options.All turns both off):
 //
-// # Generated shape
+//   - a function the compiler can inline (a probe would stop the inlining),
+//   - a small one: at most SmallMax statements, no loop, goto, select or
+//     channel operation (isSmall),
 //
-// A function or method whose parameters all have names gets a metered twin:
+// unless it calls something whose cost is not bounded by what is
+// instrumented (callsOut: the standard library, a driver, an interface
+// method, a function value). Request handlers (net/http's shape, and
+// methods of gRPC services: grpcServices) and the functions go statements
+// start are always kept, and registered as roots: where traces start.
 //
-//	func F(a int) int {
-//		if meter__probes[3].On() {
-//			if meter__f := meter__probes[3].Begin(); meter__f.Active() {
-//	//line :12:1
-//				return metered__F(meter__f, a)
-//			}
-//		}
-//	//line :12:1
-//		... original body ...
-//	}
-//	...
-//	//meter:twins (end of file)
-//	func metered__F(meter__f meter__firing, a int) int {
-//		defer meter__f.End()
-//		meter__f.Reenter()
-//	//line :12:1
-//		return F(a)
-//	}
+// Packages that the runtime itself imports are left out, with one line
+// each saying why: instrumenting them would make an import cycle.
 //
-// so a disabled probe costs one load and one branch, and no defer frame;
-// and a firing that the chain does not meter (outside a trace, while a
-// trace gate is on) costs the call to Begin and a test, with no defer and
-// no call to the twin. A metered firing calls the twin, which holds the
-// defer and calls F again; Reenter makes that call's Begin return an
-// inactive firing, so F runs its original body, once, measured by the
-// twin's firing. The twin is four lines whatever the body's size: the body
-// is compiled once. meter__firing is an alias of probe.Firing that the
-// registration file declares.
+// # Overlay
 //
-// Function literals, functions whose parameters cannot be forwarded
-// (unnamed or blank), init, a function whose parameter or result has its
-// own name, bodies that call recover themselves (a function its caller
-// defers recovers only when the deferred call is the function itself) and
-// bodies that look at their callers (runtime.Caller, t.Helper: a metered
-// firing adds two frames) get a conditional defer instead:
+// With Options.Overlay, nothing of the user's is written. Copies go under
+// a cache directory, content-addressed (overlay.go), so that two overlays
+// never share files of different content. The overlaid go.mod requires
+// and replaces the runtime and keeps the user's go line; a module whose
+// go line is below the runtime's is refused (checkGoLine).
 //
-//	if meter__probes[4].On() {
-//		if meter__f := meter__probes[4].Begin(); meter__f.Active() {
-//			defer meter__f.End()
-//		}
-//	}
-//
-// The //line directives keep every original line at its original number,
-// so panics and stack traces point to the user's code as it was written.
-// docs/meterinject.md has the measurements behind the shape.
-//
-// It must never write a file half-way, nor write anything when an error
-// is found: every new text is computed first, then written by rename.
-//
-// The package never imports the runtime: user files only refer to the
-// package-level array that the generated file declares, and methods on its
-// elements, so no import is ever added to a user's file.
+// The package never imports the runtime, and user files get no import:
+// they name only the registration file's array and helpers.
 package inject

@@ -10,20 +10,30 @@ import (
 )
 
 // instrumentAll instruments every body of one file, numbering probes in
-// order, as Run would with -all and no filters.
+// order, as Run would with -all and no filters, without type information.
 func instrumentAll(src []byte, shape Shape) ([]byte, bool) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "fuzz.go", src, parser.ParseComments)
 	if err != nil {
 		return nil, false
 	}
-	n := &namer{prefix: "fuzz."}
-	j := &fileJob{path: "fuzz.go", src: src, orig: src, fset: fset, file: f, array: "meter__probes"}
-	j.sites = n.fileSites(f)
-	for i, s := range j.sites {
-		s.index = i
+	idents := map[string]bool{}
+	collectIdents(src, idents)
+	g := &group{names: newNames(chooseNames(idents), "")}
+	j := &fileJob{path: "fuzz.go", src: src, orig: src, fset: fset, file: f, group: g}
+	j.lines = newLines(src, f)
+	j.aligned, j.trailing = alignedLayout(fset, f, src)
+	j.sites = (&namer{prefix: "fuzz."}).fileSites(f)
+	j.calls = findCalls(j)
+	for _, s := range j.sites {
+		if !layoutOK(j, s) {
+			s.skip = skipLayout
+			continue
+		}
+		s.index = len(g.sites)
+		g.sites = append(g.sites, s)
 		if s.decl != nil && s.decl.Recv == nil && s.decl.Name.Name == "main" {
-			s.isMain = true
+			s.isMain, s.isProgramMain = true, true
 		}
 	}
 	return instrument(j, shape), true
@@ -43,8 +53,10 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add([]byte("package p\n\nfunc f() {}"))
 	f.Add([]byte("package p\r\n\r\nfunc f(x int) int {\r\n\treturn x\r\n}\r\n"))
 	f.Add([]byte("package p\nfunc f(x int) int { // c\n\treturn func() int { return x }()\n}\nvar v = func() {}\n"))
+	f.Add([]byte("package p\nimport \"os\"\nfunc f(x int) int {\n\tos.Exit(g(x))\n\treturn g(x)\n}\n"))
+	f.Add([]byte("package p\n//line a.y:10\nfunc f(x int) (int, error) {\n//line a.y:20:3\n\treturn g(x), nil\n}\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
-		for _, shape := range []Shape{ShapeTwin, ShapeDefer} {
+		for _, shape := range []Shape{ShapeEnd, ShapeDefer} {
 			out, ok := instrumentAll(src, shape)
 			if !ok {
 				return
@@ -54,7 +66,10 @@ func FuzzRoundTrip(f *testing.F) {
 			if err != nil {
 				t.Fatalf("%s: instrumented text does not parse: %v\n%s", shape, err, out)
 			}
-			back := strip(fset, f, out)
+			back, err := strip(fset, f, out)
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", shape, err, out)
+			}
 			if !bytes.Equal(back, src) {
 				t.Fatalf("%s: round trip differs:\n--- in\n%q\n--- out\n%q\n--- back\n%q", shape, src, out, back)
 			}

@@ -9,16 +9,27 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 )
 
-// inlineSet holds the positions (file:line:col) where the compiler said
-// "can inline".
-type inlineSet map[string]bool
+// inlineSet holds what the compiler said, by position (file:line:col):
+// where a function it "can inline" is declared, and, where it inlined a
+// call, the names of the functions it inlined there (the callee, and what
+// it inlined into it in turn).
+type inlineSet struct {
+	can   map[string]bool
+	calls map[string]map[string]bool
+}
 
 func posKey(file string, line, col int) string {
 	return file + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col)
+}
+
+func (in inlineSet) key(fj *fileJob, p token.Pos) string {
+	pp := fj.fset.PositionFor(p, false)
+	return posKey(fj.path, pp.Line, pp.Column)
 }
 
 // has reports whether the compiler can inline the function of s. The
@@ -35,89 +46,121 @@ func (in inlineSet) has(fj *fileJob, s *site) bool {
 		ps = append(ps, s.lit.Type.Func)
 	}
 	for _, p := range ps {
-		pp := fj.fset.Position(p)
-		if in[posKey(fj.path, pp.Line, pp.Column)] {
+		if in.can[in.key(fj, p)] {
 			return true
 		}
 	}
 	return false
 }
 
-// inlinable builds the packages with -gcflags=-m and collects what the
-// compiler can inline. Instrumented files are seen through an overlay of
-// their stripped text, so a second run decides as the first did.
+// inlinedAt returns the names (the last element: "Lock" for
+// sync.(*Mutex).Lock) of the functions the compiler inlined at the call
+// whose '(' is at p; nil if it did not inline that call.
+func (in inlineSet) inlinedAt(fj *fileJob, p token.Pos) map[string]bool {
+	return in.calls[in.key(fj, p)]
+}
+
+// lineDirectiveText matches the start of a line directive, which the
+// analysis build disables (same length) so that the compiler reports
+// positions in the file as it is.
+var lineDirectiveText = regexp.MustCompile(`(?m)^//line |/\*line `)
+
+// inlinable compiles the packages with -gcflags=-m (go list -export: no
+// linking, nothing written outside the build cache and a temporary
+// directory) and collects what the compiler can inline and where it
+// inlined calls. The compiler sees each file as the run does: without
+// instrumentation and without registration files, and with line
+// directives disabled, so that positions are the file's own.
 func inlinable(o *Options, jobs []*pkgJob) (inlineSet, error) {
-	set := inlineSet{}
+	set := inlineSet{can: map[string]bool{}, calls: map[string]map[string]bool{}}
 	tmp, err := os.MkdirTemp("", "meterinject-inl")
 	if err != nil {
-		return nil, err
+		return set, err
 	}
 	defer os.RemoveAll(tmp)
 	replace := map[string]string{}
-	var paths, testPaths []string
+	var paths []string
 	n := 0
 	for _, j := range jobs {
 		paths = append(paths, j.path)
-		hasTests := false
 		for _, g := range j.groups {
-			hasTests = hasTests || g.kind != ""
-			if _, err := os.Stat(filepath.Join(j.dir, g.genFile)); err == nil {
-				replace[filepath.Join(j.dir, g.genFile)] = ""
+			if gen := filepath.Join(j.dir, g.genFile); fileExists(gen) {
+				n++
+				p := filepath.Join(tmp, strconv.Itoa(n)+".go")
+				if err := os.WriteFile(p, []byte("package "+g.pkgName+"\n"), 0o644); err != nil {
+					return set, err
+				}
+				replace[gen] = p
 			}
 			for _, fj := range g.files {
-				if !bytes.Equal(fj.src, fj.orig) {
+				src := fj.src
+				if len(fj.lines.bases) > 0 {
+					src = lineDirectiveText.ReplaceAllFunc(bytes.Clone(src), func(m []byte) []byte {
+						return bytes.Replace(m, []byte("line "), []byte("lin_ "), 1)
+					})
+				}
+				if !bytes.Equal(src, fj.orig) {
 					n++
 					p := filepath.Join(tmp, strconv.Itoa(n)+".go")
-					if err := os.WriteFile(p, fj.src, 0o644); err != nil {
-						return nil, err
+					if err := os.WriteFile(p, src, 0o644); err != nil {
+						return set, err
 					}
 					replace[fj.path] = p
 				}
 			}
 		}
-		if hasTests {
-			testPaths = append(testPaths, j.path)
-		}
 	}
 	if len(paths) == 0 {
 		return set, nil
 	}
-	args := []string{"build", "-gcflags=-m"}
+	args := []string{"list", "-e", "-export", "-f", "{{if .Error}}{{.Error}}{{end}}", "-gcflags=-m"}
+	if o.Tests {
+		args = append(args, "-test")
+	}
 	if len(replace) > 0 {
 		ov, _ := json.Marshal(map[string]any{"Replace": replace})
 		p := filepath.Join(tmp, "overlay.json")
 		if err := os.WriteFile(p, ov, 0o644); err != nil {
-			return nil, err
+			return set, err
 		}
 		args = append(args, "-overlay", p)
 	}
-	run := func(args []string) error {
-		cmd := exec.Command("go", args...)
-		cmd.Dir = o.Dir
-		out, err := cmd.CombinedOutput()
-		dir := o.Dir
-		if dir == "" {
-			dir, _ = os.Getwd()
-		}
-		parseInline(out, dir, replace, set)
-		if err != nil {
-			return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return nil
+	cmd := exec.Command("go", append(args, paths...)...)
+	cmd.Dir = o.Dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	dir := o.Dir
+	if dir == "" {
+		dir, _ = os.Getwd()
 	}
-	if err := run(append(args, paths...)); err != nil {
-		return nil, err
-	}
-	for _, p := range testPaths {
-		a := append([]string{"test", "-c", "-o", os.DevNull}, args[1:]...)
-		if err := run(append(a, p)); err != nil {
-			return nil, err
-		}
+	parseInline(stderr.Bytes(), dir, replace, set)
+	if err != nil || strings.TrimSpace(stdout.String()) != "" {
+		return set, fmt.Errorf("compiling for the inlining analysis (go %s): %v\n%s%s", strings.Join(args, " "), err, stdout.String(), compileErrors(stderr.Bytes()))
 	}
 	return set, nil
 }
 
-// parseInline reads "file:line:col: can inline F" lines.
+// compileErrors keeps the lines of the compiler's output that are not
+// -m's reports.
+func compileErrors(out []byte) string {
+	var b strings.Builder
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		if strings.Contains(l, ": can inline ") || strings.Contains(l, ": inlining call to ") ||
+			strings.Contains(l, "escape") || strings.Contains(l, "leaking param") || strings.HasPrefix(l, "#") ||
+			strings.Contains(l, ": devirtualizing ") || strings.Contains(l, "moved to heap") {
+			continue
+		}
+		b.WriteString(l + "\n")
+	}
+	return b.String()
+}
+
+// parseInline reads "file:line:col: can inline F" and "file:line:col:
+// inlining call to F" lines.
 func parseInline(out []byte, dir string, replace map[string]string, set inlineSet) {
 	back := map[string]string{}
 	for k, v := range replace {
@@ -127,12 +170,18 @@ func parseInline(out []byte, dir string, replace map[string]string, set inlineSe
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
+		callee := ""
 		i := strings.Index(line, ": can inline ")
 		if i < 0 {
-			continue
+			if i = strings.Index(line, ": inlining call to "); i < 0 {
+				continue
+			}
+			callee = line[i+len(": inlining call to "):]
+			if k := strings.LastIndexAny(callee, ".)"); k >= 0 {
+				callee = callee[k+1:]
+			}
 		}
 		pos := line[:i]
-		// file:line:col
 		c2 := strings.LastIndexByte(pos, ':')
 		if c2 < 0 {
 			continue
@@ -153,6 +202,19 @@ func parseInline(out []byte, dir string, replace map[string]string, set inlineSe
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		set[posKey(file, l, c)] = true
+		k := posKey(file, l, c)
+		if callee == "" {
+			set.can[k] = true
+			continue
+		}
+		if set.calls[k] == nil {
+			set.calls[k] = map[string]bool{}
+		}
+		set.calls[k][callee] = true
 	}
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }

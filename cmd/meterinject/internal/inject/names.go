@@ -8,14 +8,26 @@ import (
 
 // A site is one function body that may carry a probe.
 type site struct {
-	name   string        // probe name, as the toolchain names the function
-	decl   *ast.FuncDecl // nil for a literal
-	lit    *ast.FuncLit  // nil for a declaration
-	body   *ast.BlockStmt
-	doc    *ast.CommentGroup
-	isMain bool // func main of package main, or TestMain
-	skip   string
-	index  int // index in the probe array, when instrumented
+	name          string        // probe name, as the toolchain names the function
+	decl          *ast.FuncDecl // nil for a literal
+	lit           *ast.FuncLit  // nil for a declaration
+	body          *ast.BlockStmt
+	doc           *ast.CommentGroup
+	ignored       bool // //meter:ignore on it or on a function it is in
+	isMain        bool // func main of package main, or TestMain: flushes the exports
+	isProgramMain bool // func main of package main: also calls probe.Main
+	handler       bool // a request handler: always kept
+	root          bool // a handler or a goroutine's function: where traces start
+	skip          string
+	index         int // index in the probe array, when instrumented
+	plan          *sitePlan
+}
+
+func (s *site) funcType() *ast.FuncType {
+	if s.decl != nil {
+		return s.decl.Type
+	}
+	return s.lit.Type
 }
 
 // namer numbers what the toolchain numbers across a package's files:
@@ -91,6 +103,7 @@ func (n *namer) funcName(d *ast.FuncDecl) string {
 func (n *namer) fileSites(f *ast.File) []*site {
 	var sites []*site
 	var lits func(node ast.Node, parent string, nested bool)
+	ignored := false
 	lits = func(node ast.Node, parent string, nested bool) {
 		k := 0
 		ast.Inspect(node, func(x ast.Node) bool {
@@ -109,7 +122,7 @@ func (n *namer) fileSites(f *ast.File) []*site {
 				k++
 				name = parent + ".func" + strconv.Itoa(k)
 			}
-			sites = append(sites, &site{name: n.prefix + name, lit: lit, body: lit.Body})
+			sites = append(sites, &site{name: n.prefix + name, lit: lit, body: lit.Body, ignored: ignored})
 			lits(lit.Body, name, true)
 			return false
 		})
@@ -118,11 +131,13 @@ func (n *namer) fileSites(f *ast.File) []*site {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
 			name := n.funcName(d)
-			if d.Body == nil {
-				continue
+			if d.Body == nil || d.Name.Name == "_" {
+				continue // never compiled
 			}
-			sites = append(sites, &site{name: n.prefix + name, decl: d, body: d.Body, doc: d.Doc})
+			ignored = hasDirective(d.Doc, "//meter:ignore")
+			sites = append(sites, &site{name: n.prefix + name, decl: d, body: d.Body, doc: d.Doc, ignored: ignored})
 			lits(d.Body, name, false)
+			ignored = false
 		case *ast.GenDecl:
 			lits(d, "init", false)
 		}
@@ -131,12 +146,31 @@ func (n *namer) fileSites(f *ast.File) []*site {
 }
 
 // probePrefix is what the toolchain puts before a function name: the import
-// path, or "main" for a command.
+// path, escaped as the linker writes symbol names, or "main" for a command.
 func probePrefix(importPath, pkgName string) string {
 	if pkgName == "main" {
 		return "main."
 	}
-	return importPath + "."
+	return pathToPrefix(importPath) + "."
+}
+
+// pathToPrefix escapes an import path as the toolchain does in symbol
+// names (cmd/internal/objabi.PathToPrefix), which stack traces, pprof and
+// runtime.FuncForPC show: control characters, space, '%', '"' and bytes
+// from 0x7f up anywhere, and '.' in the last element, become %xx. So
+// gopkg.in/yaml.v3 is gopkg.in/yaml%2ev3.
+func pathToPrefix(s string) string {
+	slash := strings.LastIndexByte(s, '/')
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || i > slash && c == '.' || c == '%' || c == '"' || c >= 0x7F {
+			b.WriteString("%" + strconv.FormatUint(uint64(c)|0x100, 16)[1:])
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // hasDirective reports whether a doc comment holds the comment line want.

@@ -19,7 +19,9 @@ type Options struct {
 	Overlay  string // write a go build -overlay file instead of the sources
 	Cache    string // where -overlay writes its copies; "" for the user cache dir
 	Runtime  string // directory of the github.com/meterio/meter module
-	Shape    Shape  // generated statement shape; "" for ShapeTwin
+	Shape    Shape  // how probes are placed; "" for ShapeEnd
+	OTLP     bool   // main's registration file imports the OTLP export
+	Live     bool   // main's registration file imports the live page
 	SmallMax int    // largest loop-free body (statements) skipped as small; 0 for DefaultSmallMax, < 0 for none
 	Stdout   io.Writer
 	Stderr   io.Writer

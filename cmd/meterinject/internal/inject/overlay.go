@@ -10,17 +10,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
+	"sort"
 	"strings"
 )
 
-const runtimeModule = "github.com/meterio/meter"
-
 // overlay writes instrumented copies and the overlay file. Packages of the
 // main module are overlaid file by file. A dependency module is copied to
-// our cache, instrumented there in place, and reached through a replace in
-// an overlaid go.mod: Go refuses overlays beneath GOMODCACHE.
-func overlay(o *Options, jobs []*pkgJob) error {
+// the cache, instrumented there, and reached through a replace in an
+// overlaid go.mod: Go refuses overlays beneath GOMODCACHE.
+//
+// Everything it writes under the cache is content-addressed: a file, a
+// module copy or a go.mod is stored under the hash of what it holds, and
+// never changed once written. Two runs that produce different text write
+// to different places, so an overlay file always builds what its own run
+// wrote; two runs that produce the same text share it.
+func overlay(o *Options, rt *runtimeInfo, jobs []*pkgJob) error {
 	gomod, err := goEnv(o.Dir, "GOMOD")
 	if err != nil {
 		return err
@@ -29,10 +33,6 @@ func overlay(o *Options, jobs []*pkgJob) error {
 		return errors.New("-overlay needs a module: no go.mod found")
 	}
 	modRoot := filepath.Dir(gomod)
-	rt, err := runtimeDir(o)
-	if err != nil {
-		return err
-	}
 	cache := o.Cache
 	if cache == "" {
 		c, err := os.UserCacheDir()
@@ -41,52 +41,8 @@ func overlay(o *Options, jobs []*pkgJob) error {
 		}
 		cache = filepath.Join(c, "meterinject")
 	}
-	h := sha256.Sum256([]byte(modRoot))
-	key := hex.EncodeToString(h[:8])
-	work := filepath.Join(cache, "overlay", key)
-	if err := os.RemoveAll(work); err != nil {
+	if cache, err = filepath.Abs(cache); err != nil {
 		return err
-	}
-	replace := map[string]string{}
-	// Dependency modules: copy, then instrument the copy in place.
-	deps := map[string]string{} // module path → copy
-	for _, j := range jobs {
-		if j.module == nil || j.module.Main {
-			continue
-		}
-		m := j.module
-		if m.Replace != nil {
-			m = m.Replace
-		}
-		cp, ok := deps[j.module.Path]
-		if !ok {
-			cp = filepath.Join(cache, "mod", strings.ReplaceAll(j.module.Path, "/", "_")+"@"+j.module.Version)
-			if err := os.RemoveAll(cp); err != nil {
-				return err
-			}
-			if err := copyTree(m.Dir, cp); err != nil {
-				return err
-			}
-			if _, err := os.Stat(filepath.Join(cp, "go.mod")); err != nil {
-				if err := os.WriteFile(filepath.Join(cp, "go.mod"), []byte("module "+j.module.Path+"\n"), 0o644); err != nil {
-					return err
-				}
-			}
-			deps[j.module.Path] = cp
-		}
-		rebase := func(p string) string {
-			rel, err := filepath.Rel(m.Dir, p)
-			if err != nil {
-				return p
-			}
-			return filepath.Join(cp, rel)
-		}
-		j.dir = rebase(j.dir)
-		for _, g := range j.groups {
-			for _, fj := range g.files {
-				fj.path = rebase(fj.path)
-			}
-		}
 	}
 	var mainJobs, depJobs []*pkgJob
 	for _, j := range jobs {
@@ -96,28 +52,23 @@ func overlay(o *Options, jobs []*pkgJob) error {
 			depJobs = append(depJobs, j)
 		}
 	}
-	if err := apply(plan(o, depJobs)); err != nil {
+	deps, err := copyDeps(o, cache, depJobs)
+	if err != nil {
 		return err
 	}
+	replace := map[string]string{}
 	for _, c := range plan(o, mainJobs) {
 		if c.new == nil {
 			replace[c.path] = ""
 			continue
 		}
-		rel, err := filepath.Rel(modRoot, c.path)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			rel = filepath.Join("_abs", c.path)
-		}
-		dst := filepath.Join(work, "src", rel)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		p, err := storeFile(cache, filepath.Base(c.path), c.new)
+		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(dst, c.new, 0o644); err != nil {
-			return err
-		}
-		replace[c.path] = dst
+		replace[c.path] = p
 	}
-	if err := overlayGoMod(o, modRoot, rt, work, deps, replace); err != nil {
+	if err := overlayGoMod(o, cache, modRoot, rt.dir, deps, replace); err != nil {
 		return err
 	}
 	data, err := json.MarshalIndent(map[string]any{"Replace": replace}, "", "\t")
@@ -127,16 +78,172 @@ func overlay(o *Options, jobs []*pkgJob) error {
 	return writeAtomic(o.Overlay, append(data, '\n'))
 }
 
-// overlayGoMod writes a go.mod and go.sum that require the runtime, replace
-// it by its local directory, and replace each instrumented dependency by
-// its copy; go list -mod=mod completes them, in a scratch module.
-func overlayGoMod(o *Options, modRoot, rt, work string, deps map[string]string, replace map[string]string) error {
-	mod := filepath.Join(work, "mod")
-	if err := os.MkdirAll(filepath.Join(mod, "meterstub"), 0o755); err != nil {
+// hashOf names content in the cache.
+func hashOf(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:%s", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:20]
+}
+
+// storeFile writes data to <cache>/files/<hash>/name, unless it is there.
+func storeFile(cache, name string, data []byte) (string, error) {
+	dir := filepath.Join(cache, "files", hashOf(name, string(data)))
+	p := filepath.Join(dir, name)
+	if b, err := os.ReadFile(p); err == nil && string(b) == string(data) {
+		return p, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return p, writeAtomic(p, data)
+}
+
+// copyDeps makes, for each dependency module, an instrumented copy under
+// <cache>/mod/<path>@<version>-<hash>, where the hash covers the module's
+// identity and every file meterinject changes in it. It returns module
+// path → copy.
+func copyDeps(o *Options, cache string, jobs []*pkgJob) (map[string]string, error) {
+	type mod struct {
+		path, version, dir string
+		local              bool
+		changes            []change
+	}
+	mods := map[string]*mod{}
+	var order []string
+	for _, j := range jobs {
+		m := mods[j.module.Path]
+		if m == nil {
+			src := j.module
+			if src.Replace != nil {
+				src = src.Replace
+			}
+			m = &mod{path: j.module.Path, version: j.module.Version, dir: src.Dir, local: src.Version == ""}
+			mods[j.module.Path] = m
+			order = append(order, j.module.Path)
+		}
+		m.changes = append(m.changes, plan(o, []*pkgJob{j})...)
+	}
+	out := map[string]string{}
+	for _, path := range order {
+		m := mods[path]
+		parts := []string{m.path, m.version}
+		if m.local {
+			// A directory, not an immutable version: its files count.
+			sum, err := treeHash(m.dir)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, m.dir, sum)
+		}
+		sort.Slice(m.changes, func(a, b int) bool { return m.changes[a].path < m.changes[b].path })
+		for _, c := range m.changes {
+			rel, err := filepath.Rel(m.dir, c.path)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, rel, string(c.new))
+		}
+		name := strings.ReplaceAll(m.path, "/", "_") + "@" + m.version + "-" + hashOf(parts...)
+		dst := filepath.Join(cache, "mod", name)
+		out[m.path] = dst
+		if fileExists(filepath.Join(dst, ".meterinject-complete")) {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return nil, err
+		}
+		tmp, err := os.MkdirTemp(filepath.Dir(dst), name+".tmp-")
+		if err != nil {
+			return nil, err
+		}
+		if err := fillCopy(m.dir, tmp, m.path, m.changes); err != nil {
+			os.RemoveAll(tmp)
+			return nil, err
+		}
+		if err := os.Rename(tmp, dst); err != nil {
+			os.RemoveAll(tmp) // another run made the same copy meanwhile
+			if !fileExists(filepath.Join(dst, ".meterinject-complete")) {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// fillCopy copies a module into dir, applies the changes (paths under
+// from), gives it a go.mod if it had none, and marks it complete.
+func fillCopy(from, dir, path string, changes []change) error {
+	if err := copyTree(from, dir); err != nil {
 		return err
 	}
+	for _, c := range changes {
+		rel, _ := filepath.Rel(from, c.path)
+		p := filepath.Join(dir, rel)
+		if c.new == nil {
+			if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+			continue
+		}
+		if err := os.WriteFile(p, c.new, 0o644); err != nil {
+			return err
+		}
+	}
+	if !fileExists(filepath.Join(dir, "go.mod")) {
+		// The go command reads a module without go.mod as go 1.16; so
+		// does it a go.mod without a go line.
+		if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module "+path+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, ".meterinject-complete"), nil, 0o644)
+}
+
+// treeHash hashes the names and contents of the files under dir.
+func treeHash(dir string) (string, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(h, "%d:%s%d:", len(rel), rel, len(b))
+		h.Write(b)
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil)), err
+}
+
+// overlayGoMod makes the go.mod and go.sum the overlay gives the main
+// module: they require the runtime (and, with -otlp, its OTLP module),
+// replace it by its directory, and replace each instrumented dependency by
+// its copy; go list -mod=mod completes them in a scratch module. The go
+// line stays the user's: if completing it would raise it, that is an
+// error (checkGoLine refuses such modules first).
+func overlayGoMod(o *Options, cache, modRoot, rt string, deps map[string]string, replace map[string]string) error {
 	src, err := os.ReadFile(filepath.Join(modRoot, "go.mod"))
 	if err != nil {
+		return err
+	}
+	userLine, err := goLineOf("go.mod", src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(cache, "tmp"), 0o755); err != nil {
+		return err
+	}
+	mod, err := os.MkdirTemp(filepath.Join(cache, "tmp"), "gomod-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(mod)
+	if err := os.MkdirAll(filepath.Join(mod, "meterstub"), 0o755); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(mod, "go.mod"), src, 0o644); err != nil {
@@ -144,6 +251,10 @@ func overlayGoMod(o *Options, modRoot, rt, work string, deps map[string]string, 
 	}
 	sum, _ := os.ReadFile(filepath.Join(modRoot, "go.sum"))
 	rtSum, _ := os.ReadFile(filepath.Join(rt, "go.sum"))
+	if o.OTLP {
+		otlpSum, _ := os.ReadFile(filepath.Join(rt, "otlp", "go.sum"))
+		rtSum = append(rtSum, otlpSum...)
+	}
 	if err := os.WriteFile(filepath.Join(mod, "go.sum"), append(sum, rtSum...), 0o644); err != nil {
 		return err
 	}
@@ -171,9 +282,18 @@ func overlayGoMod(o *Options, modRoot, rt, work string, deps map[string]string, 
 			args = append(args, "-replace="+old+"="+filepath.Join(modRoot, r.New.Path))
 		}
 	}
+	imports := []string{probePkg, enginePkg}
 	if modPath(src) != runtimeModule {
 		args = append(args, "-require="+runtimeModule+"@v0.0.0-00010101000000-000000000000",
 			"-replace="+runtimeModule+"="+rt)
+		if o.Live {
+			imports = append(imports, livePkg)
+		}
+		if o.OTLP {
+			args = append(args, "-require="+otlpPkg+"@v0.0.0-00010101000000-000000000000",
+				"-replace="+otlpPkg+"="+filepath.Join(rt, "otlp"))
+			imports = append(imports, otlpPkg)
+		}
 	}
 	for p, cp := range deps {
 		args = append(args, "-replace="+p+"="+cp)
@@ -181,15 +301,35 @@ func overlayGoMod(o *Options, modRoot, rt, work string, deps map[string]string, 
 	if _, err := goCmd(mod, args...); err != nil {
 		return err
 	}
-	stub := "package meterstub\n\nimport _ \"" + runtimeModule + "/probe\"\n"
-	if err := os.WriteFile(filepath.Join(mod, "meterstub", "stub.go"), []byte(stub), 0o644); err != nil {
+	var stub strings.Builder
+	stub.WriteString("package meterstub\n\nimport (\n")
+	for _, p := range imports {
+		stub.WriteString("\t_ \"" + p + "\"\n")
+	}
+	stub.WriteString(")\n")
+	if err := os.WriteFile(filepath.Join(mod, "meterstub", "stub.go"), []byte(stub.String()), 0o644); err != nil {
 		return err
 	}
 	if _, err := goCmd(mod, "list", "-mod=mod", "-deps", "./meterstub"); err != nil {
+		return fmt.Errorf("completing the overlaid go.mod: %w", err)
+	}
+	gm, err := os.ReadFile(filepath.Join(mod, "go.mod"))
+	if err != nil {
 		return err
 	}
-	replace[filepath.Join(modRoot, "go.mod")] = filepath.Join(mod, "go.mod")
-	replace[filepath.Join(modRoot, "go.sum")] = filepath.Join(mod, "go.sum")
+	gs, err := os.ReadFile(filepath.Join(mod, "go.sum"))
+	if err != nil {
+		return err
+	}
+	if l, err := goLineOf("go.mod", gm); err != nil || l != userLine {
+		return fmt.Errorf("%s: requiring the runtime would raise the go line from %s to %s, which meterinject never does; a requirement of the runtime needs it", filepath.Join(modRoot, "go.mod"), userLine, l)
+	}
+	if replace[filepath.Join(modRoot, "go.mod")], err = storeFile(cache, "go.mod", gm); err != nil {
+		return err
+	}
+	if replace[filepath.Join(modRoot, "go.sum")], err = storeFile(cache, "go.sum", gs); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -224,46 +364,6 @@ func goEnv(dir, name string) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
-}
-
-// runtimeDir finds the runtime module's directory: -runtime, then
-// $METER_RUNTIME, then the module this binary was built from (its source
-// path, when built without -trimpath), then the module around the current
-// directory.
-func runtimeDir(o *Options) (string, error) {
-	isRuntime := func(dir string) bool {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		return err == nil && modPath(b) == runtimeModule
-	}
-	var tried []string
-	for _, d := range []string{o.Runtime, os.Getenv("METER_RUNTIME")} {
-		if d != "" {
-			if isRuntime(d) {
-				return filepath.Abs(d)
-			}
-			return "", fmt.Errorf("%s: not the %s module", d, runtimeModule)
-		}
-	}
-	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		// This file is cmd/meterinject/internal/inject/overlay.go in a
-		// checkout of the runtime.
-		d := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(file)))))
-		if isRuntime(d) {
-			return d, nil
-		}
-		tried = append(tried, d)
-	}
-	if gomod, err := goEnv(o.Dir, "GOMOD"); err == nil && gomod != "" {
-		for d := filepath.Dir(gomod); ; d = filepath.Dir(d) {
-			if isRuntime(d) {
-				return d, nil
-			}
-			if filepath.Dir(d) == d {
-				break
-			}
-		}
-	}
-	return "", fmt.Errorf("cannot find the %s module (tried %v): give its directory with -runtime", runtimeModule, tried)
 }
 
 // copyTree copies a module directory, writable.

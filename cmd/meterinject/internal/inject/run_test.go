@@ -2,16 +2,22 @@ package inject
 
 import (
 	"bytes"
+	"encoding/json"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
 
 func writeModule(t *testing.T, files map[string]string) string {
 	t.Helper()
+	if _, ok := files["go.mod"]; !ok {
+		files["go.mod"] = "module example.com/m\n\ngo " + runtimeGoLine(t) + "\n"
+	}
 	dir := t.TempDir()
-	files["go.mod"] = "module example.com/m\n\ngo 1.26\n"
 	for name, src := range files {
 		p := filepath.Join(dir, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
@@ -22,49 +28,211 @@ func writeModule(t *testing.T, files map[string]string) string {
 	return dir
 }
 
+// snapshot lists every file under dir with its content.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			m[p] = string(b)
+		}
+		return nil
+	})
+	return m
+}
+
+func sameTree(t *testing.T, what string, before, after map[string]string) {
+	t.Helper()
+	for p, b := range before {
+		if a, ok := after[p]; !ok || a != b {
+			t.Errorf("%s: %s changed or went", what, p)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			t.Errorf("%s: %s was written", what, p)
+		}
+	}
+}
+
+const simpleSrc = "package p\n\nimport \"fmt\"\n\nfunc F(x int) int {\n\tfmt.Println(x)\n\treturn x\n}\n"
+
 // TestErrorLeavesFilesAlone: a file that does not parse stops the run
 // with file:line:col, and no file is written.
 func TestErrorLeavesFilesAlone(t *testing.T) {
-	good := "package p\n\nfunc F(x int) int {\n\tprintln(x)\n\treturn x\n}\n"
 	bad := "package p\n\nfunc G( {\n"
-	dir := writeModule(t, map[string]string{"a.go": good, "b.go": bad})
-	_, err := Run(&Options{Dir: dir, All: true, Stderr: &bytes.Buffer{}})
+	dir := writeModule(t, map[string]string{"a.go": simpleSrc, "b.go": bad})
+	before := snapshot(t, dir)
+	_, err := Run(&Options{Dir: dir, All: true, Runtime: repoRoot(t), Stderr: &bytes.Buffer{}})
 	if err == nil || !strings.Contains(err.Error(), "b.go:3:") {
 		t.Fatalf("want an error at b.go:3:col, got %v", err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "a.go")); string(b) != good {
-		t.Errorf("a.go was written:\n%s", b)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "meter_probes_gen.go")); err == nil {
-		t.Error("the generated file was written")
-	}
+	sameTree(t, "after an error", before, snapshot(t, dir))
 }
 
 // TestDryRun prints a diff and writes nothing.
 func TestDryRun(t *testing.T) {
-	src := "package p\n\nfunc F(x int) int {\n\tprintln(x)\n\treturn x\n}\n"
-	dir := writeModule(t, map[string]string{"a.go": src})
+	dir := writeModule(t, map[string]string{"a.go": simpleSrc})
+	before := snapshot(t, dir)
 	var out bytes.Buffer
-	sum, err := Run(&Options{Dir: dir, All: true, DryRun: true, Stdout: &out, Stderr: &bytes.Buffer{}})
+	sum, err := Run(&Options{Dir: dir, DryRun: true, Runtime: repoRoot(t), Stdout: &out, Stderr: &bytes.Buffer{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "+\tif meter__probes[0].On() {") || !strings.Contains(out.String(), "meter_probes_gen.go") {
+	if !strings.Contains(out.String(), "+\tmeter__f := meter__probes[0].Begin()") || !strings.Contains(out.String(), "meter_probes_gen.go") {
 		t.Errorf("diff lacks the probe or the generated file:\n%s", out.String())
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "a.go")); string(b) != src {
-		t.Error("a.go was written")
-	}
+	sameTree(t, "-n", before, snapshot(t, dir))
 	if sum.Instrumented != 1 || !strings.Contains(sum.String(), "1 functions instrumented") {
 		t.Errorf("summary: %s", sum)
 	}
 }
 
-// TestRefuseModCache: in place, a dependency in the module cache is refused.
-func TestRefuseModCache(t *testing.T) {
-	err := refuseModCache([]*pkgJob{{dir: "/mod/x@v1", module: nil}})
+// TestGoLineBelowRuntime: a module whose go line is below the runtime's
+// is refused with one line naming both, in place and with -overlay, and
+// nothing is written.
+func TestGoLineBelowRuntime(t *testing.T) {
+	dir := writeModule(t, map[string]string{"a.go": simpleSrc, "go.mod": "module example.com/old\n\ngo 1.16\n"})
+	before := snapshot(t, dir)
+	for _, ov := range []string{"", filepath.Join(t.TempDir(), "o.json")} {
+		_, err := Run(&Options{Dir: dir, Runtime: repoRoot(t), Overlay: ov, Cache: t.TempDir(), Stderr: &bytes.Buffer{}})
+		if err == nil {
+			t.Fatal("a go 1.16 module was instrumented")
+		}
+		msg := err.Error()
+		if strings.Count(msg, "\n") > 0 || !strings.Contains(msg, "go 1.16") || !strings.Contains(msg, "go "+runtimeGoLine(t)) {
+			t.Errorf("want one line naming go 1.16 and the runtime's go %s, got:\n%s", runtimeGoLine(t), msg)
+		}
+	}
+	sameTree(t, "refused", before, snapshot(t, dir))
+}
+
+// TestOverlayWritesNothingOfTheUsers: -overlay writes nothing in the
+// user's folders (no binary from the inlining analysis, no registration
+// file, no go.mod change), keeps the user's go line in the overlaid
+// go.mod, and two runs that produce different text write to different
+// places, so each overlay builds what its own run wrote.
+func TestOverlayWritesNothingOfTheUsers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the runtime")
+	}
+	files := map[string]string{
+		"main.go": "package main\n\nimport \"fmt\"\n\nfunc F(x int) int {\n\tfmt.Println(x)\n\treturn x\n}\n\nfunc G() { fmt.Println(\"g\") }\n\nfunc main() { F(1); G() }\n",
+	}
+	dir := writeModule(t, files)
+	before := snapshot(t, dir)
+	cache := t.TempDir()
+	tmp := t.TempDir()
+	var overlays []string
+	for i, exclude := range []string{"", `\.G$`} {
+		o := &Options{Dir: dir, Runtime: repoRoot(t), Cache: cache, Stderr: &bytes.Buffer{},
+			Overlay: filepath.Join(tmp, "o"+string(rune('a'+i))+".json")}
+		if exclude != "" {
+			o.Exclude = regexpMust(exclude)
+		}
+		if _, err := Run(o); err != nil {
+			t.Fatal(err)
+		}
+		overlays = append(overlays, o.Overlay)
+	}
+	sameTree(t, "-overlay", before, snapshot(t, dir))
+	var gens []string
+	for _, ov := range overlays {
+		b, _ := os.ReadFile(ov)
+		var m struct{ Replace map[string]string }
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		gen, err := os.ReadFile(m.Replace[filepath.Join(dir, "meter_probes_gen.go")])
+		if err != nil {
+			t.Fatal(err)
+		}
+		gens = append(gens, string(gen))
+		gm, _ := os.ReadFile(m.Replace[filepath.Join(dir, "go.mod")])
+		if l, _ := goLineOf("go.mod", gm); l != runtimeGoLine(t) {
+			t.Errorf("the overlaid go.mod has go %s, the user's go %s", l, runtimeGoLine(t))
+		}
+		cmd := exec.Command("go", "build", "-overlay", ov, "-o", filepath.Join(tmp, "bin"), ".")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", ov, err, out)
+		}
+	}
+	if !strings.Contains(gens[0], `"main.G"`) || strings.Contains(gens[1], `"main.G"`) {
+		t.Errorf("the first overlay must still have main.G's probe, the second not:\n%s\n%s", gens[0], gens[1])
+	}
+	sameTree(t, "builds", before, snapshot(t, dir))
+}
+
+// TestCycleLeftOut: a package the runtime imports is left out with one
+// line saying why.
+func TestCycleLeftOut(t *testing.T) {
+	dir := writeModule(t, map[string]string{"a.go": simpleSrc})
+	var stderr bytes.Buffer
+	o := &Options{Dir: dir, Runtime: repoRoot(t), Overlay: filepath.Join(t.TempDir(), "o.json"), Cache: t.TempDir(),
+		Stderr: &stderr, Patterns: []string{".", "sync"}}
+	sum, err := Run(o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := "meterinject: sync left out: the runtime imports it"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+	}
+	if sum.Packages != 1 || sum.Skipped[skipCycle] != 1 {
+		t.Errorf("summary: %s", sum)
+	}
+}
+
+// TestUntidy: a module that does not require the runtime (or whose go.sum
+// lacks it) is instrumented in place with one line saying what to run,
+// instrumented again, and -remove gives it back; go's own error is never
+// shown.
+func TestUntidy(t *testing.T) {
+	dir := writeModule(t, map[string]string{"a.go": simpleSrc})
+	before := snapshot(t, dir)
+	for i := 0; i < 2; i++ {
+		var stderr bytes.Buffer
+		if _, err := Run(&Options{Dir: dir, Runtime: repoRoot(t), Stderr: &stderr}); err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if s := stderr.String(); i == 0 && (!strings.Contains(s, "go mod tidy") || strings.Contains(s, "no required module")) {
+			t.Errorf("run %d: want one line saying what to run, got:\n%s", i, s)
+		}
+	}
+	if _, err := Run(&Options{Dir: dir, Remove: true, Stderr: &bytes.Buffer{}}); err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, "in place, then -remove", before, snapshot(t, dir))
+}
+
+// TestTestOnlyMain: a package main that has only test files (as in
+// github.com/expr-lang/expr) is instrumented with -tests, through the
+// inlining analysis, which does not link.
+func TestTestOnlyMain(t *testing.T) {
+	dir := writeModule(t, map[string]string{
+		"lib/lib.go":          simpleSrc,
+		"tonly/main_test.go":  "package main\n\nimport (\n\t\"fmt\"\n\t\"testing\"\n)\n\nfunc helper(x int) int {\n\tfmt.Println(x)\n\treturn x\n}\n\nfunc TestX(t *testing.T) { helper(1) }\n",
+		"tonly/other_test.go": "package main_test\n\nimport \"testing\"\n\nfunc TestY(t *testing.T) {}\n",
+	})
+	sum, err := Run(&Options{Dir: dir, Tests: true, Runtime: repoRoot(t), Stderr: &bytes.Buffer{}, Patterns: []string{"./..."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Instrumented < 2 {
+		t.Errorf("summary: %s", sum)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tonly", "meter_probes_gen_test.go")); err != nil {
+		t.Errorf("no registration file for the test-only package: %v", err)
+	}
+	for _, f := range []string{"tonly/tonly", "lib/lib.test", "tonly/tonly.test"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s was left behind", f)
+		}
 	}
 }
 
@@ -106,5 +274,74 @@ func TestIsRuntime(t *testing.T) {
 		if isRuntime(path) != want {
 			t.Errorf("isRuntime(%s) = %v", path, !want)
 		}
+	}
+}
+
+func TestPathToPrefix(t *testing.T) {
+	for in, want := range map[string]string{
+		"gopkg.in/yaml.v3":          "gopkg.in/yaml%2ev3",
+		"github.com/yuin/goldmark":  "github.com/yuin/goldmark",
+		"example.com/a.b/c.d":       "example.com/a.b/c%2ed",
+		"example.com/100%":          "example.com/100%25",
+		"example.com/x/lib.v2_test": "example.com/x/lib%2ev2_test",
+	} {
+		if got := pathToPrefix(in); got != want {
+			t.Errorf("pathToPrefix(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestChooseNames(t *testing.T) {
+	for _, c := range []struct {
+		idents []string
+		want   string
+	}{
+		{nil, "meter__"},
+		{[]string{"meter", "meter_x", "meterx"}, "meter__"},
+		{[]string{"meter__f"}, "meterx__"},
+		{[]string{"meter__f", "meterx__probes"}, "meterxx__"},
+	} {
+		m := map[string]bool{}
+		for _, id := range c.idents {
+			m[id] = true
+		}
+		if got := chooseNames(m); got != c.want {
+			t.Errorf("%v: %s, want %s", c.idents, got, c.want)
+		}
+	}
+}
+
+func regexpMust(s string) *regexp.Regexp { return regexp.MustCompile(s) }
+
+// TestRequiredNotTidy: a module that requires the runtime but whose go.sum
+// lacks its requirements is instrumented, with one line saying to run go
+// mod tidy; one whose own imports are not required is refused with what
+// to run, not the go command's error.
+func TestRequiredNotTidy(t *testing.T) {
+	gomod := "module example.com/m\n\ngo " + runtimeGoLine(t) + "\n\nrequire " + runtimeModule + " v0.0.0\n\nreplace " + runtimeModule + " => " + repoRoot(t) + "\n"
+	dir := writeModule(t, map[string]string{"a.go": simpleSrc, "go.mod": gomod})
+	var stderr bytes.Buffer
+	if _, err := Run(&Options{Dir: dir, Stderr: &stderr}); err != nil {
+		t.Fatal(err)
+	}
+	// A runtime that links only the standard library needs no go.sum
+	// entries: then there is nothing to say.
+	deps, err := goCmd(repoRoot(t), "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", probePkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	needsSum := false
+	for _, p := range strings.Fields(string(deps)) {
+		needsSum = needsSum || !isRuntime(p)
+	}
+	s := stderr.String()
+	if strings.Contains(s, "missing go.sum entry") || needsSum != strings.Contains(s, "is not tidy: run `go mod tidy`") {
+		t.Errorf("runtime needs go.sum entries: %v; want one line saying to run go mod tidy exactly then, got:\n%s", needsSum, s)
+	}
+
+	dir = writeModule(t, map[string]string{"a.go": "package p\n\nimport \"golang.org/x/mod/semver\"\n\nvar V = semver.IsValid(\"v1\")\n"})
+	_, err = Run(&Options{Dir: dir, Runtime: repoRoot(t), Stderr: &bytes.Buffer{}})
+	if err == nil || !strings.Contains(err.Error(), "run `go mod tidy`") || strings.Contains(err.Error(), "no required module") {
+		t.Errorf("want what to run, got %v", err)
 	}
 }

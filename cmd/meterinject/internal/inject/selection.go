@@ -2,7 +2,10 @@ package inject
 
 import (
 	"go/ast"
+	"go/parser"
 	"go/token"
+	"go/types"
+	"strings"
 )
 
 // DefaultSmallMax is the largest loop-free body, in statements, that the
@@ -58,4 +61,385 @@ func (o *Options) smallMax() int {
 		return DefaultSmallMax
 	}
 	return o.SmallMax
+}
+
+// callsOut reports whether the body of s, on its main path, calls
+// something whose cost is not bounded by what is instrumented: a function
+// of a package that is not being instrumented (the standard library, a
+// driver), unless the compiler inlined that call, the callee calls nothing
+// more itself (sources.leaf: strings.HasPrefix, not fmt.Println) and its
+// package never waits (mayWait); or a method of an interface, or a
+// function value of a named type, declared outside the run (dynamicOut).
+// The main path is the body without the branches of its if, switch and
+// select statements: what every call runs (conditions included). A call
+// in a branch (formatting an error, a rare slow path) leaves a small
+// function small. Such a function is not cheap, however short: without a
+// probe, the time of what it calls would land in its caller. Builtins and
+// conversions do not count. Without type information (files built only
+// on other platforms) every call but a builtin's or one of a function
+// declared in the package counts.
+func callsOut(j *fileJob, s *site, inSet func(path string) bool, inl inlineSet, src *sources) bool {
+	found := false
+	ast.Inspect(s.body, func(n ast.Node) bool {
+		if found {
+			return false
+		}
+		switch x := n.(type) {
+		case *ast.FuncLit:
+			return false // a site of its own
+		case *ast.IfStmt:
+			// The condition runs every time; the branches are the
+			// function's side roads (an error's formatting).
+			walkCalls(x.Init, &found, j, inSet, inl, src)
+			walkCalls(x.Cond, &found, j, inSet, inl, src)
+			return false
+		case *ast.SwitchStmt:
+			walkCalls(x.Init, &found, j, inSet, inl, src)
+			walkCalls(x.Tag, &found, j, inSet, inl, src)
+			return false
+		case *ast.TypeSwitchStmt:
+			walkCalls(x.Init, &found, j, inSet, inl, src)
+			walkCalls(x.Assign, &found, j, inSet, inl, src)
+			return false
+		case *ast.SelectStmt:
+			return false
+		case *ast.CallExpr:
+			if callOut(j, x, inSet, inl, src) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// walkCalls sets *found if n holds a call that leaves the run.
+func walkCalls(n ast.Node, found *bool, j *fileJob, inSet func(string) bool, inl inlineSet, src *sources) {
+	if n == nil || *found {
+		return
+	}
+	ast.Inspect(n, func(x ast.Node) bool {
+		switch y := x.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if callOut(j, y, inSet, inl, src) {
+				*found = true
+			}
+		}
+		return !*found
+	})
+}
+
+func callOut(j *fileJob, c *ast.CallExpr, inSet func(string) bool, inl inlineSet, src *sources) bool {
+	if j.info == nil {
+		id, ok := ast.Unparen(c.Fun).(*ast.Ident)
+		if !ok {
+			return true
+		}
+		if id.Obj == nil {
+			return !builtins[id.Name]
+		}
+		_, isFunc := id.Obj.Decl.(*ast.FuncDecl)
+		return !isFunc
+	}
+	if tv, ok := j.info.Types[c.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
+		return false
+	}
+	f := staticCallee(j.info, c)
+	if f == nil {
+		return dynamicOut(j.info, c, inSet)
+	}
+	if f.Pkg() == nil {
+		return true
+	}
+	if inSet(f.Pkg().Path()) {
+		return false
+	}
+	if mayWait(f.Pkg().Path()) {
+		return true
+	}
+	names := inl.inlinedAt(j, c.Lparen)
+	return names == nil || !src.leaf(j.fset, f, names)
+}
+
+// sources reads the bodies of functions outside the run, to see what an
+// inlined call brings along.
+type sources struct {
+	goroot string
+	fset   *token.FileSet
+	files  map[string]*ast.File // nil: not readable
+}
+
+func newSources() *sources {
+	root, _ := goEnv("", "GOROOT")
+	return &sources{goroot: root, fset: token.NewFileSet(), files: map[string]*ast.File{}}
+}
+
+// leaf reports whether the body of f, inlined at a call together with the
+// functions named in inlined, calls nothing more: every call in it is a
+// builtin, a conversion to a basic type, or one of inlined. An inlined
+// wrapper around a real call (fmt.Println around Fprintln) is no leaf.
+// A body that cannot be read is no leaf.
+func (s *sources) leaf(fset *token.FileSet, f *types.Func, inlined map[string]bool) bool {
+	p := fset.Position(f.Pos())
+	name := p.Filename
+	if rest, ok := strings.CutPrefix(name, "$GOROOT"); ok {
+		name = s.goroot + rest
+	}
+	file, seen := s.files[name]
+	if !seen {
+		file, _ = parser.ParseFile(s.fset, name, nil, parser.SkipObjectResolution)
+		s.files[name] = file
+	}
+	if file == nil {
+		return false
+	}
+	var body *ast.BlockStmt
+	for _, d := range file.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if ok && fd.Name.Name == f.Name() && fd.Body != nil && s.fset.Position(fd.Pos()).Line <= p.Line && p.Line <= s.fset.Position(fd.End()).Line {
+			body = fd.Body
+		}
+	}
+	if body == nil {
+		return false
+	}
+	calls := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		c, ok := n.(*ast.CallExpr)
+		if !ok || calls {
+			return !calls
+		}
+		switch x := ast.Unparen(c.Fun).(type) {
+		case *ast.Ident:
+			calls = !builtins[x.Name] && !basicTypes[x.Name] && !inlined[x.Name]
+		case *ast.SelectorExpr:
+			calls = !inlined[x.Sel.Name]
+		case *ast.ArrayType, *ast.StarExpr:
+			// a conversion
+		default:
+			calls = true
+		}
+		return !calls
+	})
+	return !calls
+}
+
+var basicTypes = map[string]bool{
+	"bool": true, "byte": true, "rune": true, "string": true, "uintptr": true,
+	"int": true, "int8": true, "int16": true, "int32": true, "int64": true,
+	"uint": true, "uint8": true, "uint16": true, "uint32": true, "uint64": true,
+	"float32": true, "float64": true, "complex64": true, "complex128": true,
+}
+
+// dynamicOut reports whether a call through an interface or a function
+// value leaves what is instrumented: an interface (or a named function
+// type) declared outside the run (io.Writer, http.Handler, a driver's)
+// may call anything; one declared in a package of the run is, as a rule,
+// implemented there too (goldmark's ast.Node and its node types), and its
+// implementations have their own probes.
+func dynamicOut(info *types.Info, c *ast.CallExpr, inSet func(string) bool) bool {
+	fun := ast.Unparen(c.Fun)
+	if sel, ok := fun.(*ast.SelectorExpr); ok {
+		if s := info.Selections[sel]; s != nil && s.Kind() == types.MethodVal {
+			if m := s.Obj(); m.Pkg() != nil && types.IsInterface(s.Recv()) {
+				return !inSet(m.Pkg().Path())
+			}
+		}
+	}
+	if n, ok := types.Unalias(info.TypeOf(fun)).(*types.Named); ok && n.Obj().Pkg() != nil {
+		return !inSet(n.Obj().Pkg().Path())
+	}
+	return true
+}
+
+// mayWait reports whether functions of a standard package may wait (a
+// lock, I/O, a timer, the scheduler), however cheap their inlined fast
+// path looks: sync.Mutex.Lock is inlined, and it blocks.
+func mayWait(path string) bool {
+	switch path {
+	case "sync", "net", "os", "io", "syscall", "time", "context", "runtime":
+		return true
+	}
+	for _, p := range []string{"net/", "os/", "io/", "database/", "syscall/"} {
+		if strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
+}
+
+var builtins = map[string]bool{
+	"append": true, "cap": true, "clear": true, "close": true, "complex": true,
+	"copy": true, "delete": true, "imag": true, "len": true, "make": true,
+	"max": true, "min": true, "new": true, "panic": true, "print": true,
+	"println": true, "real": true, "recover": true,
+}
+
+// isHTTPHandler reports whether sig is net/http's handler shape:
+// func(http.ResponseWriter, *http.Request), as ServeHTTP methods and
+// HandlerFunc values have it.
+func isHTTPHandler(sig *types.Signature) bool {
+	if sig == nil || sig.Params().Len() != 2 || sig.Results().Len() != 0 {
+		return false
+	}
+	return isNamed(sig.Params().At(0).Type(), "net/http", "ResponseWriter") &&
+		isPointerTo(sig.Params().At(1).Type(), "net/http", "Request")
+}
+
+func isNamed(t types.Type, pkg, name string) bool {
+	n, ok := types.Unalias(t).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == pkg && n.Obj().Name() == name
+}
+
+func isPointerTo(t types.Type, pkg, name string) bool {
+	p, ok := types.Unalias(t).(*types.Pointer)
+	return ok && isNamed(p.Elem(), pkg, name)
+}
+
+// grpcServices returns the gRPC service interfaces that pkg can
+// implement: the interfaces I, declared in pkg or in a package it
+// imports, for which I's package declares RegisterIServer-style
+// registration, func Register<I>(s grpc.ServiceRegistrar or *grpc.Server,
+// srv I). That is what protoc-gen-go-grpc generates for every service,
+// and nothing else has that shape, so a method of a type implementing I
+// whose name is one of I's is a request handler.
+func grpcServices(pkg *types.Package) []*types.Interface {
+	if pkg == nil {
+		return nil
+	}
+	var out []*types.Interface
+	for _, p := range append([]*types.Package{pkg}, pkg.Imports()...) {
+		sc := p.Scope()
+		for _, name := range sc.Names() {
+			tn, ok := sc.Lookup(name).(*types.TypeName)
+			if !ok {
+				continue
+			}
+			iface, ok := tn.Type().Underlying().(*types.Interface)
+			if !ok {
+				continue
+			}
+			reg, ok := sc.Lookup("Register" + name).(*types.Func)
+			if !ok {
+				continue
+			}
+			sig := reg.Type().(*types.Signature)
+			if sig.Params().Len() != 2 || !types.Identical(sig.Params().At(1).Type(), tn.Type()) {
+				continue
+			}
+			s := sig.Params().At(0).Type()
+			if isNamed(s, "google.golang.org/grpc", "ServiceRegistrar") || isPointerTo(s, "google.golang.org/grpc", "Server") {
+				out = append(out, iface)
+			}
+		}
+	}
+	return out
+}
+
+// isGRPCMethod reports whether the method f implements a method of one
+// of the services.
+func isGRPCMethod(f *types.Func, services []*types.Interface) bool {
+	sig, _ := f.Type().(*types.Signature)
+	if sig == nil || sig.Recv() == nil || !f.Exported() {
+		return false
+	}
+	recv := sig.Recv().Type()
+	if p, ok := types.Unalias(recv).(*types.Pointer); ok {
+		recv = p.Elem()
+	}
+	for _, s := range services {
+		has := false
+		for i := 0; i < s.NumMethods(); i++ {
+			if s.Method(i).Name() == f.Name() {
+				has = true
+			}
+		}
+		if has && (types.Implements(recv, s) || types.Implements(types.NewPointer(recv), s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// funcKey names a function across packages (type-checked separately):
+// its full name, of the generic origin.
+func funcKey(f *types.Func) string {
+	return f.Origin().FullName()
+}
+
+// goTargets records, for every go statement in the files, what it starts:
+// a function literal (by node), or a function known at compile time (by
+// funcKey).
+func goTargets(j *fileJob, lits map[*ast.FuncLit]bool, funcs map[string]bool) {
+	ast.Inspect(j.file, func(n ast.Node) bool {
+		g, ok := n.(*ast.GoStmt)
+		if !ok {
+			return true
+		}
+		switch f := ast.Unparen(g.Call.Fun).(type) {
+		case *ast.FuncLit:
+			lits[f] = true
+		default:
+			if j.info != nil {
+				if fn := staticCallee(j.info, g.Call); fn != nil {
+					funcs[funcKey(fn)] = true
+				}
+			} else if id, ok := f.(*ast.Ident); ok && id.Obj != nil {
+				if d, ok := id.Obj.Decl.(*ast.FuncDecl); ok {
+					funcs["untyped:"+j.path+":"+d.Name.Name] = true
+				}
+			}
+		}
+		return true
+	})
+}
+
+// siteKey is the key of a declared function for goTargets.
+func siteKey(j *fileJob, s *site) string {
+	if s.decl == nil {
+		return ""
+	}
+	if j.info != nil {
+		if f, ok := j.info.Defs[s.decl.Name].(*types.Func); ok {
+			return funcKey(f)
+		}
+	}
+	if s.decl.Recv == nil {
+		return "untyped:" + j.path + ":" + s.decl.Name.Name
+	}
+	return ""
+}
+
+// signatureOf returns the type of the function s.
+func signatureOf(j *fileJob, s *site) *types.Signature {
+	if j.info == nil {
+		return nil
+	}
+	var t types.Type
+	if s.decl != nil {
+		if f, ok := j.info.Defs[s.decl.Name].(*types.Func); ok {
+			t = f.Type()
+		}
+	} else {
+		t = j.info.TypeOf(s.lit)
+	}
+	sig, _ := t.(*types.Signature)
+	return sig
+}
+
+// untypedHandler is isHTTPHandler without type information: the two
+// parameters spelled http.ResponseWriter and *http.Request.
+func untypedHandler(s *site) bool {
+	ps := s.funcType().Params.List
+	var ts []string
+	for _, f := range ps {
+		t := types.ExprString(f.Type)
+		for range max(1, len(f.Names)) {
+			ts = append(ts, t)
+		}
+	}
+	r := s.funcType().Results
+	return len(ts) == 2 && strings.HasSuffix(ts[0], "http.ResponseWriter") && strings.HasSuffix(ts[1], "*http.Request") && (r == nil || len(r.List) == 0)
 }

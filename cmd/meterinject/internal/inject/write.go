@@ -39,7 +39,7 @@ func plan(o *Options, jobs []*pkgJob) []change {
 			}
 			var new []byte
 			if !o.Remove {
-				new = g.generated()
+				new = g.generated(o)
 			}
 			if !bytes.Equal(old, new) || (old == nil) != (new == nil) {
 				cs = append(cs, change{path: gen, old: old, new: new})
@@ -47,7 +47,7 @@ func plan(o *Options, jobs []*pkgJob) []change {
 		}
 		// A generated file of a group that has no files left.
 		if o.Remove {
-			for _, name := range []string{"meter_probes_gen.go", "meter_probes_gen_test.go", "meter_xprobes_gen_test.go"} {
+			for _, name := range []string{genFiles[""], genFiles["test"], genFiles["xtest"]} {
 				p := filepath.Join(j.dir, name)
 				if old, err := os.ReadFile(p); err == nil && !hasChange(cs, p) {
 					cs = append(cs, change{path: p, old: old})
@@ -69,7 +69,7 @@ func hasChange(cs []change, p string) bool {
 
 func (o *Options) shape() Shape {
 	if o.Shape == "" {
-		return ShapeTwin
+		return ShapeEnd
 	}
 	return o.Shape
 }

@@ -1,0 +1,110 @@
+package inject
+
+import (
+	"go/ast"
+	"go/types"
+)
+
+// nameSites lists and names the function bodies of each file of j, and
+// what to reroute in them.
+func nameSites(j *pkgJob) {
+	for _, g := range j.groups {
+		nm := &namer{prefix: g.prefix}
+		for _, fj := range g.files {
+			fj.lines = newLines(fj.src, fj.file)
+			fj.aligned, fj.trailing = alignedLayout(fj.fset, fj.file, fj.src)
+			fj.sites = nm.fileSites(fj.file)
+			for _, s := range fj.sites {
+				d := s.decl
+				if d == nil || d.Recv != nil {
+					continue
+				}
+				if d.Name.Name == "main" && j.name == "main" && g.kind == "" {
+					s.isMain, s.isProgramMain = true, true
+				}
+				if d.Name.Name == "TestMain" && g.kind != "" {
+					s.isMain = true
+				}
+			}
+			fj.calls = findCalls(fj)
+		}
+	}
+}
+
+// decide marks each site instrumented or skipped, and numbers the
+// instrumented ones.
+func decide(o *Options, jobs []*pkgJob, inl inlineSet, model map[string]bool, sum *Summary) {
+	inSet := map[string]bool{}
+	for _, j := range jobs {
+		inSet[j.path] = true
+	}
+	isIn := func(path string) bool { return inSet[path] }
+	src := newSources()
+	// Roots: what go statements start, in any package of the run.
+	goLits := map[*ast.FuncLit]bool{}
+	goFuncs := map[string]bool{}
+	for _, j := range jobs {
+		for _, g := range j.groups {
+			for _, fj := range g.files {
+				goTargets(fj, goLits, goFuncs)
+			}
+		}
+	}
+	for _, j := range jobs {
+		var services []*types.Interface
+		servicesDone := false
+		for _, g := range j.groups {
+			for _, fj := range g.files {
+				if fj.pkg != nil && !servicesDone {
+					services, servicesDone = grpcServices(fj.pkg), true
+				}
+				for _, s := range fj.sites {
+					s.handler = isHandler(fj, s, services)
+					s.root = s.handler || s.lit != nil && goLits[s.lit] || goFuncs[siteKey(fj, s)]
+					switch {
+					case s.ignored:
+						s.skip = skipIgnore
+					case compilerDirective(s.doc) != "":
+						s.skip = skipDirective
+					case !layoutOK(fj, s):
+						s.skip = skipLayout
+					case o.Include != nil && !o.Include.MatchString(s.name),
+						o.Exclude != nil && o.Exclude.MatchString(s.name):
+						s.skip = skipFilter
+					case model[s.name]:
+						s.skip = skipModel
+					case o.All || s.isMain || s.root:
+					case inl.has(fj, s) && !callsOut(fj, s, isIn, inl, src):
+						s.skip = skipInline
+					case isSmall(s.body, o.smallMax()) && !callsOut(fj, s, isIn, inl, src):
+						s.skip = skipSmall
+					}
+					if s.skip != "" {
+						sum.Skipped[s.skip]++
+						continue
+					}
+					s.index = len(g.sites)
+					g.sites = append(g.sites, s)
+				}
+			}
+		}
+	}
+}
+
+// isHandler reports whether s is a request handler: net/http's shape, or
+// a method of a gRPC service (see grpcServices).
+func isHandler(fj *fileJob, s *site, services []*types.Interface) bool {
+	sig := signatureOf(fj, s)
+	if sig == nil {
+		return fj.info == nil && untypedHandler(s)
+	}
+	if isHTTPHandler(sig) {
+		return true
+	}
+	if s.decl != nil && s.decl.Recv != nil && len(services) > 0 {
+		if f, ok := fj.info.Defs[s.decl.Name].(*types.Func); ok {
+			return isGRPCMethod(f, services)
+		}
+	}
+	return false
+}
