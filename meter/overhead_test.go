@@ -25,8 +25,7 @@ func TestOverheadTakenOff(t *testing.T) {
 	// call runs a firing of p whose function works for work ns around
 	// body, as the clock sees it with metering: the inner overhead inside
 	// the firing's clock reads, the rest of the outer outside them.
-	var call func(p *Probe, work int64, body func())
-	call = func(p *Probe, work int64, body func()) {
+	call := func(p *Probe, work int64, body func()) {
 		f := p.Begin()
 		clk.Advance(work + inner)
 		if body != nil {
