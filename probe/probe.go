@@ -24,7 +24,7 @@ type Firing = meter.Firing
 // engine decides (meter.Probe.Begin). Begin on an unregistered Probe
 // returns a firing that does nothing.
 func (p *Probe) Begin() Firing {
-	if p.on.Load() == 0 {
+	if p.off() {
 		return nil
 	}
 	return p.m.Begin()
