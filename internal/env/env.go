@@ -103,6 +103,10 @@ var Names = []string{
 	"METER_HTTP",
 }
 
+// ToolNames are METER_ variables that the project's tools read, not the
+// runtime: a program started with one set says nothing about it.
+var ToolNames = []string{"METER_RUNTIME"}
+
 type parser struct {
 	lookup func(string) (string, bool)
 	errs   io.Writer
@@ -292,7 +296,7 @@ func validAddress(a string) bool {
 // program.
 func Unknown(environ []string, errs io.Writer) {
 	known := map[string]bool{}
-	for _, n := range Names {
+	for _, n := range append(Names, ToolNames...) {
 		known[n] = true
 	}
 	for _, kv := range environ {

@@ -109,7 +109,7 @@ func TestFlowcheckUpperBelowLowerIsRefused(t *testing.T) {
 
 func TestUnknownNamesTheNearestProperty(t *testing.T) {
 	var errs bytes.Buffer
-	Unknown([]string{"PATH=/bin", "METER_CLOCK=tsc", "METER_TRACEPOINT_SAMPLES=5", "METER_EXPORT_CVS=m.csv", "METERX=1"}, &errs)
+	Unknown([]string{"PATH=/bin", "METER_CLOCK=tsc", "METER_RUNTIME=/src/meter", "METER_TRACEPOINT_SAMPLES=5", "METER_EXPORT_CVS=m.csv", "METERX=1"}, &errs)
 	want := "meter: METER_TRACEPOINT_SAMPLES is not a property (did you mean METER_TRACEPOINT_SAMPLE?); it is ignored\n" +
 		"meter: METER_EXPORT_CVS is not a property (did you mean METER_EXPORT_CSV?); it is ignored\n"
 	if errs.String() != want {
