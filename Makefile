@@ -39,9 +39,9 @@ bench-smoke:
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) test -run '^$$' -bench . -benchtime 20x -count=1 ./...); done
 
 # Real modules from the Go module proxy, instrumented and run with their own
-# test suites (see scripts/realworld.sh).
+# test suites (see bench/realworld/run.sh).
 realworld:
-	@if [ -x scripts/realworld.sh ]; then scripts/realworld.sh; else echo 'realworld: no scripts/realworld.sh yet'; fi
+	@if [ -x bench/realworld/run.sh ]; then bench/realworld/run.sh; else echo 'realworld: no bench/realworld/run.sh yet'; fi
 
 example:
 	example/run.sh

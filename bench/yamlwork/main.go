@@ -1,5 +1,5 @@
 // Command yamlwork decodes a 300-item YAML document with gopkg.in/yaml.v3,
-// -n times: the workload scripts/inject-figures.sh counts instructions of,
+// -n times: the workload bench/inject-figures.sh counts instructions of,
 // plain and instrumented.
 package main
 

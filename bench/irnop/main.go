@@ -8,7 +8,7 @@
 // 32-byte boundary, so a change anywhere in a binary moves the padding of
 // unrelated loops, and callgrind counts those NOPs as executed
 // instructions: two builds that run the same instructions can differ by a
-// percent. scripts/figures.sh reports both counts.
+// percent. bench/inject-figures.sh reports both counts.
 package main
 
 import (

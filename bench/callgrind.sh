@@ -5,8 +5,8 @@
 # The clock is mono: TSC calibration loops for 20 ms of wall time, which
 # under valgrind is a varying number of instructions. So 'metered' here
 # includes two mono reads; 'metered-manual-clock' is the engine alone.
-#   scripts/callgrind.sh [N]
-#   BENCH=Chain scripts/callgrind.sh   the chain's cases against a disabled probe
+#   bench/callgrind.sh [N]
+#   BENCH=Chain bench/callgrind.sh   the chain's cases against a disabled probe
 # CASES picks the cases and BASE the baseline (BASE=defer/disabled with the
 # defer/ cases); BIN runs a test binary already built from ./probe.
 set -euo pipefail
@@ -21,7 +21,7 @@ if [ "$bench" = Chain ]; then
   cases=${CASES:-outside-tracepoint outside-flowcheck outside-tracepoint+flowcheck+budget disabled-spotcheck}
 else
   base=${BASE:-plain}
-  cases=${CASES:-disabled twin-disabled metered metered-manual-clock clock-read}
+  cases=${CASES:-disabled metered metered-manual-clock clock-read}
 fi
 bin=${BIN:-$tmp/probe.test}
 [ -n "${BIN:-}" ] || go test -c -o "$bin" ./probe

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Instructions executed by the compiler for goldmark's packages, counted
 # under valgrind (repeats to about 3%, where CPU time on a shared host moves
-# by 20%). Usage, from example/: scripts/compile-instr.sh [overlay.json]
+# by 20%). Usage, from example/: bench/compile-instr.sh [overlay.json]
 # Prints one line per package and the sum. Takes about 3 minutes.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

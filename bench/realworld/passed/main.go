@@ -1,5 +1,5 @@
 // Command passed reads `go test -json` output and prints one line per test
-// that passed: "package test". scripts/realworld.sh compares these sets.
+// that passed: "package test". bench/realworld/run.sh compares these sets.
 // Subtests named after values that change from run to run (pointers,
 // function addresses, the time) are named with those values blanked, and
 // printed once per test that passed, so that sets still compare.

@@ -2,7 +2,7 @@
 # What meterinject's probes cost on two real workloads, in instructions
 # counted by callgrind (this VM's wall time moves by far more than the
 # effect): gopkg.in/yaml.v3 decoding a 300-item document
-# (scripts/yamlwork) and goldmark rendering its own benchmark document
+# (bench/yamlwork) and goldmark rendering its own benchmark document
 # (example/bench_test.go, BenchmarkRender).
 #
 # For each workload: plain; instrumented (default selection, -overlay) with
@@ -12,7 +12,7 @@
 # times slower, and unscaled thresholds find nearly every function hot);
 # and the same two for -shape defer. Instructions per op are
 # (Ir(N2 ops) - Ir(N1 ops)) / (N2 - N1): the first N1 ops are warm-up, in
-# which hotspot learns. Without NOPs too (scripts/irnop): the assembler's
+# which hotspot learns. Without NOPs too (bench/irnop): the assembler's
 # jump-alignment padding moves with any change to a binary.
 #
 # Also reported: probes instrumented, and probe firings per op (every
@@ -21,7 +21,7 @@
 # of a native run of FIG_MODEL_OPS ops at default properties (the
 # refinement a user runs: probes found disabled are left out).
 #
-#   scripts/inject-figures.sh
+#   bench/inject-figures.sh
 #   FIG_WORK keeps the work dir; FIG_N1, FIG_N2 set the ops; FIG_RUNTIME
 #   names another runtime checkout; FIG_GO_LINE sets the workloads' go line
 #   (their go.mod must be on the runtime's go line or later).
@@ -39,11 +39,11 @@ export GOWORK=off GOFLAGS=
 command -v valgrind >/dev/null || { echo "inject-figures.sh: valgrind is not installed"; exit 1; }
 
 (cd "$ROOT/cmd/meterinject" && $GO build -o "$WORK/meterinject" .)
-$GO build -o "$WORK/irnop" "$ROOT/scripts/irnop"
+$GO build -o "$WORK/irnop" "$ROOT/bench/irnop"
 MI="$WORK/meterinject"
 
 rm -rf "$WORK/yaml" "$WORK/goldmark"
-cp -r "$ROOT/scripts/yamlwork" "$WORK/yaml"
+cp -r "$ROOT/bench/yamlwork" "$WORK/yaml"
 cp -r "$ROOT/example" "$WORK/goldmark"
 for w in yaml goldmark; do
 	if [ -n "${FIG_GO_LINE:-}" ]; then (cd "$WORK/$w" && $GO mod edit -go="$FIG_GO_LINE"); fi

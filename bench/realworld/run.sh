@@ -21,7 +21,7 @@
 # REALWORLD_MODULES overrides the list; REALWORLD_WORK keeps the work dir.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 GO=${GO:-go}
 MODULES=${REALWORLD_MODULES:-"github.com/google/btree@v1.1.3 github.com/tidwall/gjson@v1.18.0 github.com/yuin/goldmark@v1.7.13"}
 WORK=${REALWORLD_WORK:-$(mktemp -d /tmp/realworld.XXXXXX)}
@@ -36,7 +36,7 @@ export GOLDMARK_TEST_TIMEOUT_MULTIPLIER=${GOLDMARK_TEST_TIMEOUT_MULTIPLIER:-20}
 
 cd "$ROOT"
 (cd cmd/meterinject && $GO build -o "$WORK/meterinject" .)
-$GO build -o "$WORK/passed" ./scripts/passed
+$GO build -o "$WORK/passed" ./bench/realworld/passed
 
 # goline DIR: the go line of DIR/go.mod (1.16 without one, as the go command reads it)
 goline() { if [ -f "$1/go.mod" ]; then awk '$1 == "go" {print $2; f=1} END {if (!f) print "1.16"}' "$1/go.mod"; else echo 1.16; fi; }

@@ -1,4 +1,4 @@
-# Sourced by the bench-*.sh scripts: a work dir removed on exit, benchstat
+# Sourced by bench/firing.sh and bench/chain.sh: a work dir removed on exit, benchstat
 # (installed from the Go module proxy if missing), the probe package's test
 # binary ($BIN if given, else built into the work dir as $bin), and in run
 # the command prefix that pins a benchmark to the last CPU, at real-time

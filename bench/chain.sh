@@ -5,18 +5,14 @@
 # runs moves both. Prints, per case, the quartiles of those differences over
 # the runs, then benchstat of the raw times. Pinned to one CPU, at real-time
 # priority where the user may (root).
-#   scripts/bench-chain.sh [runs]      (BIN: a test binary built from ./probe)
-#   SHAPE=defer scripts/bench-chain.sh     the conditional-defer shape
-#   SHAPE=parallel scripts/bench-chain.sh  every CPU firing one probe, unpinned
+#   bench/chain.sh [runs]      (BIN: a test binary built from ./probe)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-20}
-shape=${SHAPE:+$SHAPE/}
-[ "$shape" != parallel/ ] || PIN=0
-. scripts/bench-env.sh
+. bench/env.sh
 for i in $(seq "$runs"); do
   "${run[@]}" "$bin" -test.run '^$' -test.benchtime 2000000x \
-    -test.bench "^BenchmarkChain\$/${shape:+^${shape%/}\$/}^(disabled|outside-tracepoint|outside-flowcheck|outside-tracepoint\\+flowcheck\\+budget|disabled-spotcheck)\$" |
+    -test.bench "^BenchmarkChain\$/^(disabled|outside-tracepoint|outside-flowcheck|outside-tracepoint\\+flowcheck\\+budget|disabled-spotcheck)\$" |
     grep '^Bench' | sed "s/^/$i /"
 done >"$tmp/runs.txt"
 awk 'function sort(a, k,   i, j, v) { for (i = 2; i <= k; i++) { v = a[i]; for (j = i - 1; j > 0 && a[j] > v; j--) a[j + 1] = a[j]; a[j + 1] = v } }
