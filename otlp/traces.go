@@ -183,7 +183,7 @@ func anyValue(v attribute.Value) *commonpb.AnyValue {
 			vals = append(vals, anyValue(attribute.StringValue(x)))
 		}
 	default:
-		return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v.String()}}
+		return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v.Emit()}}
 	}
 	return &commonpb.AnyValue{Value: &commonpb.AnyValue_ArrayValue{ArrayValue: &commonpb.ArrayValue{Values: vals}}}
 }
