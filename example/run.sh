@@ -11,7 +11,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 GO=${GO:-go}
 WORK=${EXAMPLE_WORK:-$ROOT/.meterinject/example}
-ROUNDS=${EXAMPLE_ROUNDS:-300}
+ROUNDS=${EXAMPLE_ROUNDS:-2000}
 mkdir -p "$WORK"
 export GOWORK=off
 

@@ -256,7 +256,7 @@ func TestParseModel(t *testing.T) {
 
 func TestSummary(t *testing.T) {
 	s := &Summary{Packages: 2, Files: 3, Instrumented: 4, Skipped: map[string]int{skipInline: 5, skipGenerated: 1}}
-	want := "meterinject: 2 packages, 3 files, 4 functions instrumented; skipped: 1 generated file, 5 inlinable"
+	want := "meterinject: 2 packages, 3 files, 4 functions instrumented; skipped: 1 in generated files, 5 inlinable"
 	if s.String() != want {
 		t.Errorf("got  %s\nwant %s", s, want)
 	}
