@@ -232,7 +232,8 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, spot, due bool) 
 	}
 	f := g.frames[d]
 	f.probe, f.child, f.budget, f.pool, f.pos, f.pc, f.span, f.spot = p, 0, pool, pool, pos, pc, -1, spot
-	f.over, f.winStart, f.childWin, f.childTail, f.overWin, f.due = 0, -1, 0, 0, 0, due
+	f.over, f.winStart, f.due = 0, -1, due
+	f.childWin, f.childSeen, f.childOther, f.selfWin, f.edges = 0, 0, 0, 0, [2]int32{}
 	if pool != Unlimited {
 		f.pool-- // a firing spends one unit on itself
 	}
@@ -249,9 +250,42 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, spot, due bool) 
 	}
 	if sampler.active.Load() {
 		f.winStart = windowNanos(f.start)
+		s := sampler.seq.Load()
+		f.lastT, f.lastSeq, f.lastChild, f.seq0 = f.start, s, false, s
+		if d > 0 {
+			g.frames[d-1].stretch(f.start, s, true)
+		}
 	}
 	g.release()
 	return f
+}
+
+// stretch ends a stretch of f's own time at tick t (window sequence s): a
+// child begins (child) or f ends. What the window f began in held of the
+// stretch is counted in selfWin. Only that window: in a window that opened
+// later, f's own time could not be told from that of a sampled firing
+// between f and its children that began before the window, unmetered.
+func (f *Frame) stretch(t int64, s uint32, child bool) {
+	if f.seq0&1 == 0 || f.lastSeq != f.seq0 {
+		return
+	}
+	switch s {
+	case f.seq0: // in the window throughout
+		f.selfWin += nanos(f.lastT, t)
+	case f.seq0 + 1: // the window closed during it
+		f.selfWin += nanos(f.lastT, min(sampler.closeAt.Load(), t))
+	default:
+		return
+	}
+	f.edges[b2i(f.lastChild)]++
+	f.edges[b2i(child)]++
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func flowSeed() uint64 { return flowcheck.Seed(engine.seed, seeded.Add(1)) }

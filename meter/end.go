@@ -59,8 +59,14 @@ func (p *Probe) end(fr Firing) int64 {
 				in = int64(float64(incl) * float64(o) / float64(raw))
 			}
 			parent.childWin += in
-			parent.childTail += incl - in
-			parent.overWin += fr.over + cost
+			if fr.seq0 == parent.seq0 && fr.seq0&1 == 1 {
+				parent.childSeen += in
+			}
+		} else {
+			parent.childOther += incl
+		}
+		if fr.winStart >= 0 {
+			parent.lastT, parent.lastSeq, parent.lastChild = t, sampler.seq.Load(), true
 		}
 		if parent.pool != Unlimited {
 			parent.pool -= fr.budget - fr.pool
@@ -76,30 +82,26 @@ func (p *Probe) end(fr Firing) int64 {
 	judged := inh // what the chain judges: the corrected inherent time where there is one
 	if fr.winStart >= 0 {
 		// A window overlapped this firing: its sampled children are known
-		// for the overlap only; scale them to the whole firing. The
-		// overlap is wall time: what it holds of the function's work is
-		// the overlap less the metering the window added, and a share of
-		// the rest of the metering nested in the firing.
-		if o > 0 {
-			ow := float64(o - fr.overWin)
-			if raw > 0 {
-				ow -= float64(fr.over-fr.overWin) * float64(o) / float64(raw)
-			}
-			if fr.childWin > 0 && ow > 0 && float64(incl) > ow {
-				// The sampled children outside the overlap, at the rate
-				// inside it; of them, the tails of those the window
-				// caught were metered, and taken off already.
-				out := float64(fr.childWin)*(float64(incl)-ow)/ow - float64(fr.childTail)
-				judged = max(inh-int64(max(out, 0)), 0)
+		// for the overlap only. Its own part (outside the children
+		// metered anyway) splits, as the windows saw it, into its own
+		// time, measured between its children's boundaries less their
+		// metering, and the sampled children's. The probe pools that
+		// split over all its firings windows saw, and a firing that was
+		// not whole in a window has the pooled share of its own part as
+		// its inherent time. A window that fell inside a child metered
+		// anyway says nothing of it.
+		fr.stretch(t, sampler.seq.Load(), false)
+		self := fr.selfWin - int64(fr.edges[1])*(overhead[pathDue].outer.Load()-overhead[pathDue].inner.Load())/2 -
+			int64(fr.edges[0])*overhead[k].inner.Load()/2
+		self = max(self, 0)
+		if seen := self + fr.childSeen; seen > 0 || o >= raw {
+			s, n := p.window.self.Add(self), p.window.seen.Add(seen)
+			if o < raw && n > 0 { // a part outside windows: its sampled children there were not metered
+				judged = int64(float64(incl-fr.childOther) * float64(s) / float64(n))
 			}
 			p.window.count.Add(1)
 			p.window.total.Add(incl)
 			p.window.inherent.Add(judged)
-			if o >= raw { // whole inside a window: every callee metered, no scaling
-				p.inside.count.Add(1)
-				p.inside.total.Add(incl)
-				p.inside.inherent.Add(inh)
-			}
 		}
 	}
 	if p.first.Load() == 0 {

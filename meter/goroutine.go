@@ -50,13 +50,23 @@ type Frame struct {
 	pc     uintptr // where its function called Begin
 	span   int32   // index in the goroutine's spans, or -1
 
-	over      int64 // ns of metering overhead nested in it: the outer overheads of the metered firings under it
-	winStart  int64 // windowNanos when it began, while sampling windows run; -1 otherwise
-	childWin  int64 // inclusive ns of nested firings metered because a window was open, the part the window held
-	childTail int64 // the rest of those firings' inclusive ns
-	overWin   int64 // of over, what those firings (and what they nest) cost
-	spot      bool  // a spot check of a disabled probe
-	due       bool  // metered by meterDue: a sampled probe in a window, or a spot check
+	over     int64 // ns of metering overhead nested in it: the outer overheads of the metered firings under it
+	winStart int64 // windowNanos when it began, while sampling windows run; -1 otherwise
+
+	// While windows run: what windows showed of the firing's own part
+	// (outside the nested firings metered anyway), measured between clock
+	// reads at the boundaries of its children.
+	childWin   int64    // inclusive ns of nested firings metered because a window was open, the part windows held
+	childSeen  int64    // of those, the ones that began in the window it began in
+	childOther int64    // inclusive ns of the other metered firings directly nested in it
+	selfWin    int64    // ns of its own time between boundaries that a window held, overheads included
+	lastT      int64    // ticks at its last boundary (its start, or a child's end)
+	lastSeq    uint32   // the window sequence then
+	lastChild  bool     // the last boundary was a child's end
+	seq0       uint32   // the window sequence when it began: odd if it began in a window
+	edges      [2]int32 // boundaries of the stretches counted in selfWin: its own, and children's
+	spot       bool     // a spot check of a disabled probe
+	due        bool     // metered by meterDue: a sampled probe in a window, or a spot check
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

@@ -46,7 +46,6 @@ type Probe struct {
 
 	stats     stats
 	window    windowStats // its metered firings that a sampling window overlapped
-	inside    windowStats // of those, the ones a window held whole
 	sampling  sampling
 	reenabled atomic.Int64
 }

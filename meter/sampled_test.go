@@ -98,8 +98,10 @@ func TestInherentUnderSampledCallees(t *testing.T) {
 	}
 }
 
-// A firing a window only partly overlapped: its sampled callees metered
-// during the overlap stand for those of its whole time.
+// A firing a window only partly held: the split of its own time and its
+// sampled callees' that the window saw stands for its whole time. A firing
+// that began before the window says nothing: what ran in the window under
+// it may be a sampled firing that began before too, unmetered.
 func TestStraddlingFiringIsCorrected(t *testing.T) {
 	h := hot()
 	h.Sample, h.SampleShare = 10, 0.5
@@ -108,8 +110,24 @@ func TestStraddlingFiringIsCorrected(t *testing.T) {
 	fire(parent, 100*us, nil)
 	sample(t, child)
 	w0 := parent.window.load()
-	// 40 µs: 4 callees of 9 µs and 4 µs of its own; a window covers the
-	// last two callees and 2 µs of own time: 20 µs of 40.
+	// 40 µs: 4 callees of 9 µs and 4 µs of its own; the window it begins
+	// in holds the first two callees and 2 µs of its own time.
+	openWindow()
+	fire(parent, 0, func() {
+		for i := 0; i < 4; i++ {
+			if i == 2 {
+				closeWindow()
+			}
+			clk.Advance(1 * us)
+			fire(child, 9*us, nil)
+		}
+	})
+	w := parent.window.load()
+	if got := w.inherent - w0.inherent; got != 4*us {
+		t.Fatalf("corrected inherent %d ns, want 4 µs (40 × 2/20; measured 22, with two callees unmetered)", got)
+	}
+	// Begun before a window: nothing learnt, nothing added.
+	w0 = w
 	fire(parent, 0, func() {
 		for i := 0; i < 4; i++ {
 			if i == 2 {
@@ -120,9 +138,8 @@ func TestStraddlingFiringIsCorrected(t *testing.T) {
 		}
 		closeWindow()
 	})
-	w := parent.window.load()
-	if got := w.inherent - w0.inherent; got != 4*us {
-		t.Fatalf("corrected inherent %d ns, want 4 µs (36 − 18 × 40/20 off 22)", got)
+	if w = parent.window.load(); w != w0 {
+		t.Fatalf("a firing begun before the window changed the window totals: %+v, was %+v", w, w0)
 	}
 }
 

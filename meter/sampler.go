@@ -41,17 +41,18 @@ import (
 const WindowLength = 250 * time.Microsecond
 
 var sampler struct {
-	mu     sync.Mutex
-	probes []*Probe      // sampled probes, whose on-words the windows open
-	active atomic.Bool   // a window has been scheduled: frames track the windows' time
-	seq    atomic.Uint32 // odd while a window is open
-	openAt atomic.Int64  // ticks when the open window opened
-	length int64         // a window's length, in ticks
-	since  atomic.Int64  // ticks when the first probe was sampled
-	closed atomic.Int64  // ns of the windows closed so far
-	timer  *time.Timer
-	period time.Duration // from one window's start to the next, on average
-	manual bool          // tests open and close windows themselves
+	mu      sync.Mutex
+	probes  []*Probe      // sampled probes, whose on-words the windows open
+	active  atomic.Bool   // a window has been scheduled: frames track the windows' time
+	seq     atomic.Uint32 // odd while a window is open
+	openAt  atomic.Int64  // ticks when the open window opened
+	closeAt atomic.Int64  // ticks when the last window closed
+	length  int64         // a window's length, in ticks
+	since   atomic.Int64  // ticks when the first probe was sampled
+	closed  atomic.Int64  // ns of the windows closed so far
+	timer   *time.Timer
+	period  time.Duration // from one window's start to the next, on average
+	manual  bool          // tests open and close windows themselves
 
 	// What windows cost the program: the outer overheads of the firings
 	// metered because a window was open, summed over goroutines, and how
@@ -184,6 +185,7 @@ func closeWindow() {
 		}
 	}
 	t := now()
+	sampler.closeAt.Store(t)
 	sampler.closed.Add(nanos(sampler.openAt.Load(), t))
 	sampler.busySum.Add(min(max(sampler.busy.Load(), 1), sampler.procs))
 	sampler.seq.Add(1)
@@ -226,9 +228,12 @@ func resetSampler(manual bool) {
 
 // windowStats are the totals of a probe's metered firings that a window
 // overlapped, with inherent times corrected for the sampled firings under
-// them that began outside windows.
+// them that began outside windows, and the split of their own parts that
+// the windows saw: own time (self) out of own time and sampled children's
+// (seen).
 type windowStats struct {
 	count, total, inherent atomic.Int64
+	self, seen             atomic.Int64
 }
 
 func (w *windowStats) load() totals {

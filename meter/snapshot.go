@@ -128,11 +128,7 @@ func (p *Probe) row() Row {
 	e := p.adjustment(t, now())
 	p.sampling.mu.Unlock()
 	r.Count, r.Total, r.InherentTotal = t.count+e.count, t.total+e.total, t.inherent+e.inherent
-	w := p.inside.load()
-	if w.count < 10 { // too few held whole by a window: those it overlapped, corrected
-		w = p.window.load()
-	}
-	if p.State() != Sampled && w.total > 0 {
+	if w := p.window.load(); p.State() != Sampled && w.total > 0 {
 		// Metered always, with sampled probes under it: the share of its
 		// inclusive time that is its own, as the firings in windows show
 		// it (see sampler.go).
