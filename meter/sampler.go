@@ -26,10 +26,13 @@ import (
 // Windows also correct the inherent time of the probes metered always: a
 // metered firing's inherent time counts the time of the sampled firings
 // under it that began outside windows, which were not metered. For a
-// firing that a window overlapped, the engine scales the sampled children
-// metered during the overlap to the firing's whole time and takes them
-// off too; the model then gives each probe the inherent share of its
-// inclusive time that those firings show.
+// firing that began in a window, the engine measures how the window split
+// its own part (outside the children metered anyway) into its own time,
+// between its children's clock reads, and its sampled children's; the
+// probe pools that split, and a firing not held whole has the pooled
+// share of its own part as its inherent time (Frame.stretch, end). The
+// model then gives each probe the inherent share of its inclusive time
+// that those firings show.
 //
 // Windows open at random times, on timers (time.AfterFunc: no goroutine
 // waits between them), never at a point the program's own work picks. A
