@@ -25,11 +25,13 @@ Examples:
 
   In place, as a go generate step: add to one file of the package
 
-      //go:generate go tool meterinject
+      //go:generate meterinject
 
   then run go generate ./... and go mod tidy (once: the registration files
-  import github.com/meterio/meter/probe). go tool meterinject -remove gives
-  the original bytes back.
+  import github.com/meterio/meter/probe, which needs nothing but the
+  standard library). meterinject -remove ./... gives the original bytes
+  back. meterinject runs as a binary on PATH rather than as a go tool
+  dependency, so that its own requirements stay out of the module's go.mod.
 
   Through an overlay, with a dependency, leaving sources and module cache
   alone:

@@ -81,7 +81,7 @@ func TestCommand(t *testing.T) {
 	if err != nil {
 		t.Errorf("-h: %v", err)
 	}
-	for _, want := range []string{"//go:generate go tool meterinject", "-overlay /tmp/o.json", "-model model.csv", "-otlp", "-live", "-shape"} {
+	for _, want := range []string{"//go:generate meterinject", "-overlay /tmp/o.json", "-model model.csv", "-otlp", "-live", "-shape"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("-h lacks %q:\n%s", want, out)
 		}
