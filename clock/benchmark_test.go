@@ -165,7 +165,7 @@ func blockTimeNow() (s int64) {
 // BenchmarkInterleaved reads each source in turn, 256 reads at a time and
 // in a rotating order, so that a neighbour's compile or the host's steal
 // time falls on all of them alike. It reports ns per read of each and the
-// ratios that issue 2 sets targets on (time.Now / tsc ≥ 1.5).
+// ratios the clock is held to (time.Now / tsc ≥ 1.5).
 func BenchmarkInterleaved(b *testing.B) {
 	restore(b)
 	if err := Setup("tsc"); err != nil {

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// calibrationBudget bounds the start-up calibration (issue 2: 20 ms).
+// calibrationBudget bounds the start-up calibration: 20 ms.
 const calibrationBudget = 20 * time.Millisecond
 
 const (

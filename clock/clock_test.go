@@ -340,7 +340,7 @@ func TestCalibration(t *testing.T) {
 }
 
 // TestAccuracyOneSecond compares a TSC duration of about 1 s with
-// CLOCK_MONOTONIC (issue 2: within 0.01%). Both ends are bracketed the
+// CLOCK_MONOTONIC (within 0.01%). Both ends are bracketed the
 // way calibration brackets its points, so a stall at either end cannot
 // pass for clock error.
 func TestAccuracyOneSecond(t *testing.T) {

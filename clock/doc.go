@@ -47,7 +47,7 @@
 // neighbours' load falls on both alike, put LFENCE;RDTSC at 1.02x the cost
 // of RDTSCP (±4%, 6 runs). Benchmarks run one after the other differed by
 // up to 10% either way, inside the noise. With no measured reason to leave
-// the instruction issue 2 names, Now uses RDTSCP.
+// the serialising read, Now uses RDTSCP.
 //
 // # Costs
 //
