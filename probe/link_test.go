@@ -133,3 +133,84 @@ func TestInstrumentedProgramSize(t *testing.T) {
 		t.Errorf("an instrumented hello world is %d B bigger than plain (%d B): more than 1.5 MB", inst-plain, plain)
 	}
 }
+
+const methodsHello = `package main
+
+import (
+	"fmt"
+
+	"github.com/meterio/meter/probe"
+)
+
+var probes [1]probe.Probe
+
+func init() { probe.Register(probes[:], "example.com/hello.main") }
+
+type greeter struct{ name string }
+
+func (g greeter) String() string { return "hello, " + g.name }
+func (g greeter) Unused() string { return "never called: " + g.name }
+
+func main() {
+	defer probe.Shutdown()
+	probe.Main()
+	if f := probes[0].Begin(); f.Active() {
+		defer probes[0].End(f)
+	}
+	fmt.Println(greeter{"you"})
+}
+`
+
+// TestUnusedMethodsDropped: the linker drops an exported method nothing
+// calls, in an instrumented program as in a plain one. A package that
+// looks methods up by name (reflect's MethodByName, text/template) would
+// keep every exported method of every type that reaches an interface.
+func TestUnusedMethodsDropped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program")
+	}
+	dir := helloModule(t, methodsHello)
+	bin := filepath.Join(dir, "hello")
+	goCmd(t, dir, "build", "-o", bin, ".")
+	syms := goCmd(t, dir, "tool", "nm", bin)
+	if !strings.Contains(syms, "main.greeter.String") {
+		t.Fatalf("main.greeter.String missing from the symbols: the test reads the wrong binary")
+	}
+	if strings.Contains(syms, "main.greeter.Unused") {
+		t.Errorf("the instrumented program keeps main.greeter.Unused: something it links disables dead-method elimination")
+	}
+}
+
+// TestTidyAddsTheRuntimeOnly: go mod tidy in a module whose code imports
+// the probes adds this module and nothing else, and keeps the go line.
+func TestTidyAddsTheRuntimeOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	dir := helloModule(t, instrumentedHello)
+	gomod := filepath.Join(dir, "go.mod")
+	if err := os.WriteFile(gomod, []byte("module example.com/hello\n\ngo 1.22\n\nreplace github.com/meterio/meter => "+filepath.Dir(mustAbs(t, "."))+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	goCmd(t, dir, "mod", "tidy")
+	b, err := os.ReadFile(gomod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reqs []string
+	goLine := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 2 && f[0] == "go":
+			goLine = f[1]
+		case len(f) >= 3 && f[0] == "require":
+			reqs = append(reqs, f[1])
+		case len(f) >= 2 && strings.Contains(f[0], ".") && !strings.HasPrefix(line, "replace") && !strings.HasPrefix(line, "module"):
+			reqs = append(reqs, f[0])
+		}
+	}
+	if goLine != "1.22" || len(reqs) != 1 || reqs[0] != "github.com/meterio/meter" {
+		t.Errorf("after go mod tidy: go line %q, requirements %v; want 1.22 and the runtime alone:\n%s", goLine, reqs, b)
+	}
+}
