@@ -109,32 +109,21 @@ func (g *group) generated(o *Options) []byte {
 	ctx := n.prefix + "context.Context"
 	notifyFunc := "func(chan<- " + osSig + ", ..." + osSig + ")"
 	notifyCtxFunc := "func(" + ctx + ", ..." + osSig + ") (" + ctx + ", " + n.prefix + "context.CancelFunc)"
+	// Each helper: its doc comment, then its signature and body, with
+	// NAME for its name and PR for the probe package's name.
+	helpers := map[string][2]string{
+		hMain:      {"starts the runtime's handling of SIGTERM and SIGINT (probe.Main).", "() { PR.Main() }"},
+		hShutdown:  {"writes the exports when main returns.", "() { PR.Shutdown() }"},
+		hExit:      {"writes the exports once os.Exit's code is known, before the process ends.", "(code int) int {\n\tPR.Shutdown()\n\treturn code\n}"},
+		hFatal:     {"writes the exports once a log.Fatal call's arguments are known.", "(v interface{}) interface{} {\n\tPR.Shutdown()\n\treturn v\n}"},
+		hFatalV:    {"writes the exports once a log.Fatal call's arguments are known.", "(v ...interface{}) []interface{} {\n\tPR.Shutdown()\n\treturn v\n}"},
+		hNotify:    {"stands for signal.Notify: probe.Notify also tells the runtime\n// that the program handles those signals itself.", "(" + notifyFunc + ") " + notifyFunc + " { return PR.Notify }"},
+		hNotifyCtx: {"stands for signal.NotifyContext: probe.NotifyContext also tells\n// the runtime that the program handles those signals itself.", "(" + notifyCtxFunc + ") " + notifyCtxFunc + " {\n\treturn PR.NotifyContext\n}"},
+	}
 	for _, h := range hs {
-		name := n.helper(h)
-		b.WriteString("\n")
-		switch h {
-		case hMain:
-			b.WriteString("// " + name + " starts the runtime's handling of SIGTERM and SIGINT (probe.Main).\n")
-			b.WriteString("func " + name + "() { " + pr + ".Main() }\n")
-		case hShutdown:
-			b.WriteString("// " + name + " writes the exports when main returns.\n")
-			b.WriteString("func " + name + "() { " + pr + ".Shutdown() }\n")
-		case hExit:
-			b.WriteString("// " + name + " writes the exports once os.Exit's code is known, before the process ends.\n")
-			b.WriteString("func " + name + "(code int) int {\n\t" + pr + ".Shutdown()\n\treturn code\n}\n")
-		case hFatal:
-			b.WriteString("// " + name + " writes the exports once a log.Fatal call's arguments are known.\n")
-			b.WriteString("func " + name + "(v interface{}) interface{} {\n\t" + pr + ".Shutdown()\n\treturn v\n}\n")
-		case hFatalV:
-			b.WriteString("// " + name + " writes the exports once a log.Fatal call's arguments are known.\n")
-			b.WriteString("func " + name + "(v ...interface{}) []interface{} {\n\t" + pr + ".Shutdown()\n\treturn v\n}\n")
-		case hNotify:
-			b.WriteString("// " + name + " stands for signal.Notify: probe.Notify also tells the runtime\n// that the program handles those signals itself.\n")
-			b.WriteString("func " + name + "(" + notifyFunc + ") " + notifyFunc + " { return " + pr + ".Notify }\n")
-		case hNotifyCtx:
-			b.WriteString("// " + name + " stands for signal.NotifyContext: probe.NotifyContext also tells\n// the runtime that the program handles those signals itself.\n")
-			b.WriteString("func " + name + "(" + notifyCtxFunc + ") " + notifyCtxFunc + " {\n\treturn " + pr + ".NotifyContext\n}\n")
-		}
+		name, text := n.helper(h), helpers[h]
+		b.WriteString("\n// " + name + " " + text[0] + "\n")
+		b.WriteString("func " + name + strings.ReplaceAll(text[1], "PR", pr) + "\n")
 	}
 	return b.Bytes()
 }
