@@ -22,7 +22,8 @@
 # refinement a user runs: probes found disabled are left out).
 #
 #   bench/inject-figures.sh
-#   FIG_WORK keeps the work dir; FIG_N1, FIG_N2 set the ops; FIG_RUNTIME
+#   FIG_WORK keeps the work dir; FIG_N1, FIG_N2 set the ops; FIG_GOGC the
+#   collector (off by default: FIG_GOGC=100 as programs run); FIG_RUNTIME
 #   names another runtime checkout; FIG_GO_LINE sets the workloads' go line
 #   (their go.mod must be on the runtime's go line or later).
 set -euo pipefail
@@ -33,6 +34,7 @@ WORK=${FIG_WORK:-$(mktemp -d /tmp/inject-figures.XXXXXX)}
 N1=${FIG_N1:-10}
 N2=${FIG_N2:-30}
 MODEL_OPS=${FIG_MODEL_OPS:-200}
+GCPERCENT=${FIG_GOGC:-off} # the collector: off by default; FIG_GOGC=100 runs it as programs do
 RT=${FIG_RUNTIME:-$ROOT}
 mkdir -p "$WORK"
 export GOWORK=off GOFLAGS=
@@ -82,7 +84,7 @@ ops() {
 # irs WORKLOAD VARIANT N ENV...: "total nops" instructions for N ops
 irs() {
 	local w=$1 v=$2 n=$3; shift 3
-	ops "$w" "$v" "$n" "$@" GOMAXPROCS=1 GOGC=off GODEBUG=asyncpreemptoff=1 METER_CLOCK=mono \
+	ops "$w" "$v" "$n" "$@" GOMAXPROCS=1 GOGC="$GCPERCENT" GODEBUG=asyncpreemptoff=1 METER_CLOCK=mono \
 		valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$WORK/cg.out" 2> "$WORK/cg.err" ||
 		{ cat "$WORK/cg.err"; exit 1; }
 	"$WORK/irnop" "$WORK/$w/$v" "$WORK/cg.out" | awk '{print $2, $4}'
