@@ -33,12 +33,13 @@
 #
 # REALWORLD_MODULES="mod@version …" runs those (with their flags and
 # exceptions from modules.txt, if listed there); REALWORLD_WORK=dir keeps
-# the work dir; REALWORLD_FLAGS replaces -all.
+# the work dir; REALWORLD_FLAGS replaces -all; REALWORLD_LIST replaces
+# modules.txt.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 GO=${GO:-go}
-LIST="$ROOT/bench/realworld/modules.txt"
+LIST=${REALWORLD_LIST:-"$ROOT/bench/realworld/modules.txt"}
 SET=${1:-ci}
 case $SET in ci | all) ;; *) echo "usage: $0 [ci|all]" >&2; exit 2 ;; esac
 FLAGS=${REALWORLD_FLAGS--all}
@@ -95,7 +96,7 @@ passes() { awk '$2 != "-" && $NF == "pass"' "$1" | wc -l | tr -d ' '; }
 # $out, $mod and $GO of the module under test.
 recheck() {
 	local diff=$1 props=$2 tests pkgs p re i a b
-	tests=$(grep '^[<>]' "$diff" | awk '{print $2, $3}' | sed 's,/.*,,' | sort -u)
+	tests=$(grep '^[<>]' "$diff" | awk '{t = $3; sub(/\/.*/, "", t); print $2, t}' | sort -u)
 	if echo "$tests" | awk '$2 == "-"' | grep -q .; then return 1; fi
 	pkgs=$(echo "$tests" | awk '{print $1}' | sort -u)
 	for i in 1 2 3; do
