@@ -17,9 +17,12 @@
 #      spotcheck on, rates chosen so that traces and spot checks are
 #      frequent). Every test must end as it ended plain, test by test, in
 #      both directions: passed, failed or skipped, and no test lost or
-#      gained. The overlay is passed in GOFLAGS, so go commands that the
-#      tests start see it too; bench/realworld/nested adds to it the go.mod
-#      files those commands need when they run inside an instrumented copy.
+#      gained. Go commands that the tests start see an overlay too, in
+#      GOFLAGS: meterinject's, plus the go.mod files those commands need
+#      when they run inside the instrumented copy (bench/realworld/nested).
+#      A test that ends differently is rerun alone, plain and instrumented,
+#      three times: if each rerun ends as plain, it is reported as a flake
+#      in the table, not as a difference.
 #      A test listed under its module with `except` in modules.txt is left
 #      out of the comparison and shown in the table;
 #   3. a copy instrumented in place (-tests), twice, then -remove, is byte
@@ -105,7 +108,7 @@ recheck() {
 			a=$($GO test -count=1 -timeout 60m -json -run "$re" "$p" 2>&1 | "$WORK/outcomes")
 			# shellcheck disable=SC2086 # props are words
 			b=$(env $props GOFLAGS="-overlay=$out/overlay-nested.json ${GOFLAGS:-}" \
-				$GO test -count=1 -timeout 60m -json -run "$re" "$p" 2>&1 | "$WORK/outcomes")
+				$GO test -overlay "$out/overlay.json" -count=1 -timeout 60m -json -run "$re" "$p" 2>&1 | "$WORK/outcomes")
 			if [ "$a" != "$b" ]; then
 				echo "      rerun $i of $p alone still differs:"; diff <(echo "$a") <(echo "$b") | grep '^[<>]' | head -10 | sed 's/^/      /'
 				return 1
@@ -177,7 +180,7 @@ for mv in $MODULES; do
 		t=$(now)
 		# shellcheck disable=SC2086 # props are words
 		env $props GOFLAGS="-overlay=$out/overlay-nested.json ${GOFLAGS:-}" \
-			$GO test -count=1 -timeout 60m -json "$mod/..." > "$out/inst.json" 2>&1 || true
+			$GO test -overlay "$out/overlay.json" -count=1 -timeout 60m -json "$mod/..." > "$out/inst.json" 2>&1 || true
 		times+=("$(since "$t")")
 		"$WORK/outcomes" < "$out/inst.json" > "$out/inst.all"
 		"$WORK/outcomes" -except "$out/except" < "$out/inst.json" > "$out/inst.out"

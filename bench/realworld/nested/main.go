@@ -1,21 +1,23 @@
-// Command nested extends a meterinject overlay file so that go commands
-// started inside an instrumented dependency's copy build it too.
+// Command nested writes an overlay file for go commands that tests start
+// inside an instrumented dependency's copy.
 //
 // meterinject -overlay reaches a dependency through a replace, in the
 // overlaid go.mod of the main module, by a copy of the dependency whose
 // code imports the runtime. A test that runs the go command in its own
 // directory (testify's failfast suite, x/text's linking test) makes that
 // copy the main module, whose own go.mod does not require the runtime. For
-// each copy, nested adds to the overlay a go.mod that also requires the
-// runtime and replaces it by its directory (and the OTLP module, with
-// -otlp), and a go.sum that also holds the main module's sums. The copies
-// themselves are not written: they belong to meterinject's cache.
+// each copy, nested adds to meterinject's overlay a go.mod that also
+// requires the runtime and replaces it by its directory (and the OTLP
+// module, with -otlp), completed by go mod tidy, and its go.sum.
 //
 // A main module below the runtime's go line cannot build the runtime, so
-// that go.mod also raises the copy's go line to -go where it is lower: the
-// nested command then compiles the module's code at that language version,
-// where the outer test run, which builds it as a dependency, keeps the
-// module's own. run.sh instruments in place after the same change.
+// that go.mod also raises the copy's go line to -go where it is lower. The
+// new overlay is for the nested commands only (run.sh passes it in GOFLAGS,
+// and meterinject's on the command line, which wins): the outer test run
+// builds the module as a dependency with its own go.mod, at its own
+// language version; a nested command compiles it at -go, as after the
+// change a user makes before instrumenting in place. The copies themselves
+// are not written: they belong to meterinject's cache.
 //
 //	nested -overlay in.json -runtime DIR -out DIR -go 1.22 [-otlp] > out.json
 package main
@@ -26,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"go/version"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,6 +131,9 @@ func run(in, rt, out, goLine string, otlp bool) error {
 		if err := os.WriteFile(filepath.Join(dir, "go.sum"), union(own, sums), 0o644); err != nil {
 			return err
 		}
+		if err := tidy(c, dir); err != nil {
+			return err
+		}
 		ov.Replace[filepath.Join(c, "go.mod")] = gm
 		ov.Replace[filepath.Join(c, "go.sum")] = filepath.Join(dir, "go.sum")
 	}
@@ -161,6 +167,65 @@ func replaces(gomod string) (map[string]string, error) {
 		}
 	}
 	return r, nil
+}
+
+// tidy completes the go.mod and go.sum in dir, made for the module copy
+// c, as go mod tidy does in a scratch copy of c. If tidy fails, they stay
+// as they are, and the nested commands report what they lack.
+func tidy(c, dir string) error {
+	scratch := filepath.Join(dir, "scratch")
+	if err := copyTree(c, scratch); err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	for _, f := range []string{"go.mod", "go.sum"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(scratch, f), b, 0o644); err != nil {
+			return err
+		}
+	}
+	cmd := exec.Command("go", "mod", "tidy")
+	cmd.Dir = scratch
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
+	if o, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "nested: go mod tidy in a copy of %s: %v: %s", c, err, o)
+		return nil
+	}
+	for _, f := range []string{"go.mod", "go.sum"} {
+		b, err := os.ReadFile(filepath.Join(scratch, f))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyTree copies the directories and regular files under from to to.
+func copyTree(from, to string) error {
+	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(dst, 0o755)
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(dst, b, 0o644)
+		}
+		return nil
+	})
 }
 
 // modGoLine gives the go line of a go.mod file's text; 1.16 without one,
