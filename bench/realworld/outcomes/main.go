@@ -7,8 +7,9 @@
 // instrumented one, line by line.
 //
 // Subtests named after values that change from run to run (pointers,
-// function addresses, the time) are named with those values blanked, and
-// printed once per run of such a subtest, so that sets still compare.
+// function addresses, the time, maps with NaN keys, which print in random
+// order) are named with those values blanked, and printed once per run of
+// such a subtest, so that sets still compare.
 //
 // With -except FILE, tests named in FILE ("package test", one a line) and
 // their subtests are left out.
@@ -25,7 +26,7 @@ import (
 	"strings"
 )
 
-var runValues = regexp.MustCompile(`0x[0-9a-f]+|time\.Date\([^)]*\)`)
+var runValues = regexp.MustCompile(`0x[0-9a-f]+|time\.Date\([^)]*\)|map\[[^\]]*NaN[^\]]*\]`)
 
 func main() {
 	except := flag.String("except", "", "file of `package test` lines to leave out")
