@@ -1,31 +1,54 @@
 #!/usr/bin/env bash
 # Real modules, fetched by version from the Go module proxy, instrumented by
-# meterinject and run with their own test suites. Each module's packages
-# are tested as a dependency of a small wrapper module on the runtime's go
-# line (or the module's own, if higher): meterinject refuses a main module
-# whose go line is below the runtime's, and the module's code keeps its own
-# language version either way.
+# meterinject and run with their own test suites (docs/realworld.md).
+#
+#   bench/realworld/run.sh [ci|all]     the modules of modules.txt (default ci)
+#
+# Each module's packages are tested as a dependency of a small wrapper
+# module on the runtime's go line (or the module's own, if higher):
+# meterinject refuses a main module whose go line is below the runtime's,
+# and the module's code keeps its own language version either way.
 #   1. the suite runs plain;
-#   2. instrumented through -overlay (REALWORLD_FLAGS adds flags, e.g.
-#      "-all -tests"), it runs three times, unchanged: at default
-#      properties, with METER_HOTSPOT_ENABLED=false (every firing
-#      metered), and with the whole chain at small rates (tracepoint,
-#      flowcheck, budget and spotcheck on, rates chosen so that traces and
-#      spot checks would be frequent; this run checks only that no test is
-#      lost, not how often they happened); every test that passed plain
-#      must pass;
-#   3. a copy instrumented in place, then -remove, is byte for byte the
-#      module again (diff -r; the copy's go line is raised to the runtime's
-#      first where it is lower, as a user would before instrumenting in
-#      place, and go.mod is left out of the comparison).
-# REALWORLD_MODULES overrides the list; REALWORLD_WORK keeps the work dir.
+#   2. instrumented through -overlay with REALWORLD_FLAGS (default -all:
+#      every function) and the module's own flags from modules.txt, it runs
+#      three times, unchanged: at default properties, with
+#      METER_HOTSPOT_ENABLED=false (every firing metered), and with the
+#      whole chain at small rates (tracepoint, flowcheck, budget and
+#      spotcheck on, rates chosen so that traces and spot checks are
+#      frequent). Every test must end as it ended plain, test by test, in
+#      both directions: passed, failed or skipped, and no test lost or
+#      gained. Go commands that the tests start see an overlay too, in
+#      GOFLAGS: meterinject's, plus the go.mod files those commands need
+#      when they run inside the instrumented copy (bench/realworld/nested).
+#      A test that ends differently is rerun alone, plain and instrumented,
+#      three times: if each rerun ends as plain, it is reported as a flake
+#      in the table, not as a difference.
+#      A test listed under its module with `except` in modules.txt is left
+#      out of the comparison and shown in the table;
+#   3. a copy instrumented in place (-tests), twice, then -remove, is byte
+#      for byte the module again (diff -r; the copy's go line is raised to
+#      the runtime's first where it is lower, as a user would before
+#      instrumenting in place, and go.mod and go.sum are left out of the
+#      comparison), and every file gofmt-clean before stays gofmt-clean.
+# Every go test run has -timeout 60m: metering every firing of a suite that
+# runs minutes plain must not end it at the go command's default 10m.
+# At the end, one Markdown row per module (docs/realworld.md's table).
+#
+# REALWORLD_MODULES="mod@version …" runs those (with their flags and
+# exceptions from modules.txt, if listed there); REALWORLD_WORK=dir keeps
+# the work dir; REALWORLD_FLAGS replaces -all; REALWORLD_LIST replaces
+# modules.txt.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 GO=${GO:-go}
-MODULES=${REALWORLD_MODULES:-"github.com/google/btree@v1.1.3 github.com/tidwall/gjson@v1.18.0 github.com/yuin/goldmark@v1.7.13"}
+LIST=${REALWORLD_LIST:-"$ROOT/bench/realworld/modules.txt"}
+SET=${1:-ci}
+case $SET in ci | all) ;; *) echo "usage: $0 [ci|all]" >&2; exit 2 ;; esac
+FLAGS=${REALWORLD_FLAGS--all}
 WORK=${REALWORLD_WORK:-$(mktemp -d /tmp/realworld.XXXXXX)}
 mkdir -p "$WORK"
+WORK=$(cd "$WORK" && pwd)
 export GOWORK=off
 # goldmark's own knob for slow machines. Its performance tests have 5 s
 # limits, which a loaded shared 2-core VM exceeds even uninstrumented
@@ -36,76 +59,197 @@ export GOLDMARK_TEST_TIMEOUT_MULTIPLIER=${GOLDMARK_TEST_TIMEOUT_MULTIPLIER:-20}
 
 cd "$ROOT"
 (cd cmd/meterinject && $GO build -o "$WORK/meterinject" .)
-$GO build -o "$WORK/passed" ./bench/realworld/passed
+$GO build -o "$WORK/outcomes" ./bench/realworld/outcomes
+$GO build -o "$WORK/nested" ./bench/realworld/nested
+
+# The modules: "mod@version [ci] [-flag…]", each followed by its
+# "except PACKAGE TEST: reason" lines (modules.txt).
+# entry MV: prints the line of module MV (empty if not listed).
+entry() { awk -v mv="$1" '$1 == mv { sub(/#.*/, ""); print; exit }' "$LIST"; }
+# excepts MV: prints "PACKAGE TEST<TAB>reason" for the exceptions of MV.
+excepts() {
+	awk -v mv="$1" '
+		/^[[:space:]]*#/ || NF == 0 { next }
+		$1 == "except" { if (cur == mv) { p = $2; t = $3; sub(/:$/, "", t); r = $0; sub(/^[^:]*:[[:space:]]*/, "", r); print p " " t "\t" r }; next }
+		{ cur = $1 }' "$LIST"
+}
+if [ -n "${REALWORLD_MODULES:-}" ]; then
+	MODULES=$REALWORLD_MODULES
+else
+	MODULES=$(awk -v set="$SET" '
+		/^[[:space:]]*#/ || NF == 0 || $1 == "except" { next }
+		{ sub(/#.*/, ""); ci = 0; for (i = 2; i <= NF; i++) if ($i == "ci") ci = 1 }
+		set == "all" || ci { print $1 }' "$LIST")
+fi
 
 # goline DIR: the go line of DIR/go.mod (1.16 without one, as the go command reads it)
 goline() { if [ -f "$1/go.mod" ]; then awk '$1 == "go" {print $2; f=1} END {if (!f) print "1.16"}' "$1/go.mod"; else echo 1.16; fi; }
 # higher A B: the higher of two go versions
 higher() { printf '%s\n%s\n' "$1" "$2" | sort -V | tail -1; }
+# now: seconds since the epoch, with fractions
+now() { date +%s.%N; }
+# since T: seconds since T, to a tenth
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+# passes FILE: how many tests passed in an outcomes file
+passes() { awk '$2 != "-" && $NF == "pass"' "$1" | wc -l | tr -d ' '; }
+# recheck DIFF PROPS: reruns the tests that end differently in DIFF (a
+# diff of outcome files), alone, plain and instrumented, three times each.
+# A difference that every rerun gives back as plain is printed as a flake
+# (returns 0); one that shows again is a difference (returns 1). Uses
+# $out, $mod and $GO of the module under test.
+recheck() {
+	local diff=$1 props=$2 tests pkgs p re i a b
+	tests=$(grep '^[<>]' "$diff" | awk '{t = $3; sub(/\/.*/, "", t); print $2, t}' | sort -u)
+	if echo "$tests" | awk '$2 == "-"' | grep -q .; then return 1; fi
+	pkgs=$(echo "$tests" | awk '{print $1}' | sort -u)
+	for i in 1 2 3; do
+		for p in $pkgs; do
+			re="^($(echo "$tests" | awk -v p="$p" '$1 == p {print $2}' | paste -sd'|' -))\$"
+			a=$($GO test -count=1 -timeout 60m -json -run "$re" "$p" 2>&1 | "$WORK/outcomes")
+			# shellcheck disable=SC2086 # props are words
+			b=$(env $props GOFLAGS="-overlay=$out/overlay-nested.json ${GOFLAGS:-}" \
+				$GO test -overlay "$out/overlay.json" -count=1 -timeout 60m -json -run "$re" "$p" 2>&1 | "$WORK/outcomes")
+			if [ "$a" != "$b" ]; then
+				echo "      rerun $i of $p alone still differs:"; diff <(echo "$a") <(echo "$b") | grep '^[<>]' | head -10 | sed 's/^/      /'
+				return 1
+			fi
+		done
+	done
+	echo "      flake: rerun alone three times, plain and instrumented, each ends as plain:"
+	echo "$tests" | sed 's/^/        /'
+	echo "$tests" | awk '{print $2}' >> "$out/flakes"
+	return 0
+}
 RTLINE=$(goline "$ROOT")
+OTLPLINE=$(goline "$ROOT/otlp")
+chain="METER_TRACEPOINT_ENABLED=true METER_TRACEPOINT_SAMPLE=7 METER_FLOWCHECK_ENABLED=true METER_FLOWCHECK_LOWER=3 METER_FLOWCHECK_UPPER=20 METER_BUDGET_ENABLED=true METER_SPOTCHECK_ENABLED=true METER_SPOTCHECK_INTERVAL=5 METER_HOTSPOT_INITIAL=20"
 
 fail=0
+rows=()
 for mv in $MODULES; do
 	mod=${mv%@*}
-	name=$(basename "$mod")
-	echo "== $mv"
+	ver=${mv#*@}
+	name=$(echo "$mod" | tr '/' '_')
+	line=$(entry "$mv")
+	own=$(echo "$line" | tr ' \t' '\n\n' | grep '^-' | tr '\n' ' ' || true)
+	flags="$FLAGS $own"
+	out="$WORK/$name"
+	rm -rf "$out" && mkdir -p "$out"
+	excepts "$mv" > "$out/excepts.txt"
+	cut -f1 "$out/excepts.txt" > "$out/except"
+	echo "== $mv ($flags)"
+	mstart=$(now)
 	dir=$(cd "$WORK" && $GO mod download -json "$mv" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 	if [ -z "$dir" ]; then echo "realworld: cannot download $mv"; exit 1; fi
-	rm -rf "$WORK/$name" && mkdir -p "$WORK/$name"
-	cp -r "$dir" "$WORK/$name/pristine" && chmod -R u+w "$WORK/$name/pristine"
+	cp -r "$dir" "$out/pristine" && chmod -R u+w "$out/pristine"
+	modline=$(goline "$dir")
+	rtline=$RTLINE nestflags=
+	case " $flags " in *" -otlp "*) rtline=$(higher "$RTLINE" "$OTLPLINE") nestflags=-otlp ;; esac
+	wline=$(higher "$rtline" "$modline")
 
 	# The wrapper module: it requires the module, and tests its packages.
-	wrap="$WORK/$name/wrap"
+	wrap="$out/wrap"
 	mkdir -p "$wrap"
-	printf 'module meterwrap\n\ngo %s\n\nrequire %s %s\n' "$(higher "$RTLINE" "$(goline "$dir")")" "$mod" "${mv#*@}" > "$wrap/go.mod"
+	printf 'module meterwrap\n\ngo %s\n\nrequire %s %s\n' "$wline" "$mod" "$ver" > "$wrap/go.mod"
 	cd "$wrap"
 	$GO list -mod=mod -test -deps "$mod/..." > /dev/null
-	$GO test -count=1 -json "$mod/..." > "$WORK/$name/plain.json" 2>&1 || true
-	"$WORK/passed" < "$WORK/$name/plain.json" > "$WORK/$name/plain.pass"
-	echo "   plain: $(wc -l < "$WORK/$name/plain.pass") tests pass"
+	t=$(now)
+	$GO test -count=1 -timeout 60m -json "$mod/..." > "$out/plain.json" 2>&1 || true
+	tplain=$(since "$t")
+	"$WORK/outcomes" < "$out/plain.json" > "$out/plain.all"
+	"$WORK/outcomes" -except "$out/except" < "$out/plain.json" > "$out/plain.out"
+	nplain=$(passes "$out/plain.all")
+	echo "   plain: $nplain tests pass (${tplain} s)"
 
-	start=$(date +%s.%N)
-	"$WORK/meterinject" ${REALWORLD_FLAGS:-} -overlay "$WORK/$name/overlay.json" -cache "$WORK/$name/cache" -runtime "$ROOT" "$mod/..."
-	end=$(date +%s.%N)
-	echo "   instrumented in $(echo "$end - $start" | bc) s"
-	chain="METER_TRACEPOINT_ENABLED=true METER_TRACEPOINT_SAMPLE=7 METER_FLOWCHECK_ENABLED=true METER_FLOWCHECK_LOWER=3 METER_FLOWCHECK_UPPER=20 METER_BUDGET_ENABLED=true METER_SPOTCHECK_ENABLED=true METER_SPOTCHECK_INTERVAL=5 METER_HOTSPOT_INITIAL=20"
+	# shellcheck disable=SC2086 # flags are words
+	"$WORK/meterinject" $flags -overlay "$out/overlay.json" -cache "$out/cache" -runtime "$ROOT" "$mod/..." 2> "$out/inject.err" || {
+		cat "$out/inject.err"; echo "   FAIL: meterinject"; fail=1
+		rows+=("| $mv | $modline | | $nplain | | | | | | **meterinject failed** | $(since "$mstart") |")
+		cd "$ROOT"; continue
+	}
+	sed 's/^/   /' "$out/inject.err"
+	probes=$(sed -n 's/.* \([0-9][0-9]*\) functions instrumented.*/\1/p' "$out/inject.err" | head -1)
+	"$WORK/nested" -overlay "$out/overlay.json" -runtime "$ROOT" -out "$out/nested" -go "$rtline" $nestflags > "$out/overlay-nested.json"
+
+	result=ok
+	counts=()
+	times=("$tplain")
 	for props in "" "METER_HOTSPOT_ENABLED=false" "$chain"; do
 		label=${props:-default}
 		[ "$props" = "$chain" ] && label="whole chain"
-		env $props $GO test -count=1 -json -overlay "$WORK/$name/overlay.json" "$mod/..." > "$WORK/$name/inst.json" 2>&1 || true
-		"$WORK/passed" < "$WORK/$name/inst.json" > "$WORK/$name/inst.pass"
-		missing=$(comm -23 "$WORK/$name/plain.pass" "$WORK/$name/inst.pass")
-		if [ -n "$missing" ]; then
-			echo "   FAIL ($label): passed plain, not instrumented:"
-			{ echo "$missing" | head -20 | sed 's/^/      /'; } || true
-			{ grep -v '"Action":"\(run\|pass\|pause\|cont\|start\)"' "$WORK/$name/inst.json" | head -20 | cut -c1-300; } || true
-			fail=1
+		t=$(now)
+		# shellcheck disable=SC2086 # props are words
+		env $props GOFLAGS="-overlay=$out/overlay-nested.json ${GOFLAGS:-}" \
+			$GO test -overlay "$out/overlay.json" -count=1 -timeout 60m -json "$mod/..." > "$out/inst.json" 2>&1 || true
+		times+=("$(since "$t")")
+		"$WORK/outcomes" < "$out/inst.json" > "$out/inst.all"
+		"$WORK/outcomes" -except "$out/except" < "$out/inst.json" > "$out/inst.out"
+		counts+=("$(passes "$out/inst.all")")
+		cp "$out/inst.json" "$out/inst-${label// /-}.json"
+		if ! diff "$out/plain.out" "$out/inst.out" > "$out/diff-${label// /-}.txt"; then
+			echo "   FAIL ($label): outcomes differ from plain (< plain, > instrumented):"
+			{ grep '^[<>]' "$out/diff-${label// /-}.txt" | head -20 | sed 's/^/      /'; } || true
+			# What the instrumented run printed about the tests that differ.
+			{ grep '^>' "$out/diff-${label// /-}.txt" | awk '$NF != "pass" {print $3}' | head -5 | while read -r tst; do
+				grep -F "\"Test\":\"$tst\"" "$out/inst.json" | grep '"Action":"output"' | head -15 | cut -c1-300 | sed 's/^/      /'
+			done; } || true
+			if ! recheck "$out/diff-${label// /-}.txt" "$props"; then
+				result=FAIL
+				fail=1
+			fi
 		else
-			echo "   instrumented ($label): $(wc -l < "$WORK/$name/inst.pass") tests pass, none lost"
+			echo "   instrumented ($label): ${counts[-1]} tests pass, every outcome as plain (${times[-1]} s)"
 		fi
 	done
+	# An exception must still be needed: its test ends differently.
+	while IFS=$'\t' read -r t reason; do
+		[ -n "$t" ] || continue
+		p=${t% *}; n=${t#* }
+		a=$(awk -v p="$p" -v n="$n" '$1 == p && ($2 == n || index($2, n "/") == 1)' "$out/plain.all" | sort)
+		b=$(awk -v p="$p" -v n="$n" '$1 == p && ($2 == n || index($2, n "/") == 1)' "$out/inst.all" | sort)
+		if [ "$a" = "$b" ]; then
+			echo "   NOTE: exception $t ends as plain in the last run; it may no longer be needed"
+		else
+			echo "   exception: $t ($reason): $(echo "$a" | awk '{print $NF}' | sort | uniq -c | xargs) plain, $(echo "$b" | awk '{print $NF}' | sort | uniq -c | xargs) instrumented"
+		fi
+	done < "$out/excepts.txt"
 	cd "$ROOT"
 
-	# In place on a copy, then -remove: the same bytes.
-	inplace="$WORK/$name/inplace"
-	cp -r "$WORK/$name/pristine" "$inplace"
+	# In place on a copy, twice, then -remove: the same bytes.
+	t=$(now)
+	inplace="$out/inplace"
+	cp -r "$out/pristine" "$inplace"
 	[ -f "$inplace/go.mod" ] || printf 'module %s\n' "$mod" > "$inplace/go.mod"
-	(cd "$inplace" && $GO mod edit -go="$(higher "$RTLINE" "$(goline "$inplace")")" && { $GO mod tidy > /dev/null 2>&1 || true; } &&
-		gofmt -l . | sort > "$WORK/$name/gofmt.before" &&
-		"$WORK/meterinject" -tests ./... && gofmt -l . | sort > "$WORK/$name/gofmt.after" &&
-		"$WORK/meterinject" -tests ./... && "$WORK/meterinject" -remove -tests ./...)
-	unformatted=$(comm -13 "$WORK/$name/gofmt.before" "$WORK/$name/gofmt.after")
+	ip=ok
+	# shellcheck disable=SC2086 # flags are words
+	if ! (cd "$inplace" && $GO mod edit -go="$(higher "$rtline" "$(goline "$inplace")")" && { $GO mod tidy > /dev/null 2>&1 || true; } &&
+		gofmt -l . | sort > "$out/gofmt.before" &&
+		"$WORK/meterinject" $flags -tests ./... 2> "$out/inplace.err" && gofmt -l . | sort > "$out/gofmt.after" &&
+		"$WORK/meterinject" $flags -tests ./... 2>> "$out/inplace.err" && "$WORK/meterinject" -remove -tests ./... 2>> "$out/inplace.err"); then
+		echo "   FAIL: in place:"; sed 's/^/      /' "$out/inplace.err"; ip=fail; result=FAIL; fail=1
+	fi
+	unformatted=$(comm -13 "$out/gofmt.before" "$out/gofmt.after" 2> /dev/null || true)
 	if [ -n "$unformatted" ]; then
-		echo "   FAIL: gofmt-clean files no longer are after instrumentation:"; echo "$unformatted" | head; fail=1
-	else
-		echo "   in place: every gofmt-clean file stays gofmt-clean"
+		echo "   FAIL: gofmt-clean files no longer are after instrumentation:"; echo "$unformatted" | head; ip=fail; result=FAIL; fail=1
 	fi
-	if diff -r -x go.mod -x go.sum "$WORK/$name/pristine" "$inplace" > "$WORK/$name/inplace.diff"; then
-		echo "   in place, then -remove: identical bytes"
+	if diff -r -x go.mod -x go.sum "$out/pristine" "$inplace" > "$out/inplace.diff"; then
+		echo "   in place, then -remove: identical bytes; gofmt-clean files stay clean"
 	else
-		echo "   FAIL: in place, then -remove, differs:"; head -20 "$WORK/$name/inplace.diff"; fail=1
+		echo "   FAIL: in place, then -remove, differs:"; head -20 "$out/inplace.diff"; ip=fail; result=FAIL; fail=1
 	fi
+	tinplace=$(since "$t")
+	ex=$(cut -f1 "$out/excepts.txt" | awk '{print $2}' | paste -sd, - | sed 's/,/, /g')
+	exn=$(grep -c . "$out/excepts.txt" || true)
+	[ "$exn" -gt 0 ] && ex="$ex ($exn)"
+	[ -f "$out/flakes" ] && result="$result; flaky, did not reproduce: $(sort -u "$out/flakes" | paste -sd, - | sed 's/,/, /g')"
+	rows+=("| $mv | $modline | $probes | $nplain | ${counts[0]} | ${counts[1]} | ${counts[2]} | ${ex:-none} | $ip | **$result** | ${times[0]} / ${times[1]} / ${times[2]} / ${times[3]} / $tinplace |")
+	echo "   $mv: $result in $(since "$mstart") s"
 done
+
+echo
+echo "| module | go line | probes | tests passing plain | default | every firing metered | whole chain | exceptions | in place, -remove | result | wall s: plain / default / every / chain / in place |"
+echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |"
+printf '%s\n' "${rows[@]}"
 [ -z "${REALWORLD_WORK:-}" ] && rm -rf "$WORK"
 if [ $fail -ne 0 ]; then echo "realworld: FAIL"; exit 1; fi
 echo "realworld: ok"
