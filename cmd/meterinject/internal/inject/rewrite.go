@@ -162,15 +162,31 @@ func alignedLayout(fset *token.FileSet, f *ast.File, src []byte) (map[ast.Node]b
 			lits[fd] = true
 		}
 	}
+	// An entry of an aligned list is one cell of gofmt's table while it
+	// stays on one line: a literal anywhere in it, split, would end the
+	// table there. An entry already on several lines ends it anyway, and
+	// only its own value counts.
+	entry := func(n, v ast.Node) {
+		if multi(n.Pos(), n.End()) {
+			if fl, ok := v.(*ast.FuncLit); ok {
+				lits[fl] = true
+			}
+			return
+		}
+		ast.Inspect(v, func(m ast.Node) bool {
+			if fl, ok := m.(*ast.FuncLit); ok {
+				lits[fl] = true
+			}
+			return true
+		})
+	}
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.CompositeLit:
 			if multi(x.Lbrace, x.Rbrace) {
 				for _, e := range x.Elts {
 					if kv, ok := e.(*ast.KeyValueExpr); ok {
-						if fl, ok := kv.Value.(*ast.FuncLit); ok {
-							lits[fl] = true
-						}
+						entry(kv, kv.Value)
 					}
 				}
 			}
@@ -179,9 +195,7 @@ func alignedLayout(fset *token.FileSet, f *ast.File, src []byte) (map[ast.Node]b
 				for _, sp := range x.Specs {
 					if vs, ok := sp.(*ast.ValueSpec); ok {
 						for _, v := range vs.Values {
-							if fl, ok := v.(*ast.FuncLit); ok {
-								lits[fl] = true
-							}
+							entry(vs, v)
 						}
 					}
 				}
