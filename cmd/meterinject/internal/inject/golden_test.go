@@ -188,6 +188,12 @@ func TestGolden(t *testing.T) {
 				}
 				checkPositions(t, filepath.Join(work, rel), b, got[rel])
 			}
+			// The files it writes are gofmt-clean too.
+			for rel, b := range got {
+				if _, ok := input[rel]; !ok && strings.HasSuffix(rel, ".go") && !isGofmt(b) {
+					t.Errorf("%s: written, not gofmt-clean", rel)
+				}
+			}
 
 			// Idempotent.
 			if _, err := Run(o); err != nil {

@@ -117,7 +117,7 @@ func (g *group) generated(o *Options) []byte {
 		hExit:      {"writes the exports once os.Exit's code is known, before the process ends.", "(code int) int {\n\tPR.Shutdown()\n\treturn code\n}"},
 		hFatal:     {"writes the exports once a log.Fatal call's arguments are known.", "(v interface{}) interface{} {\n\tPR.Shutdown()\n\treturn v\n}"},
 		hFatalV:    {"writes the exports once a log.Fatal call's arguments are known.", "(v ...interface{}) []interface{} {\n\tPR.Shutdown()\n\treturn v\n}"},
-		hNotify:    {"stands for signal.Notify: probe.Notify also tells the runtime\n// that the program handles those signals itself.", "(" + notifyFunc + ") " + notifyFunc + " { return PR.Notify }"},
+		hNotify:    {"stands for signal.Notify: probe.Notify also tells the runtime\n// that the program handles those signals itself.", "(" + notifyFunc + ") " + notifyFunc + " {\n\treturn PR.Notify\n}"},
 		hNotifyCtx: {"stands for signal.NotifyContext: probe.NotifyContext also tells\n// the runtime that the program handles those signals itself.", "(" + notifyCtxFunc + ") " + notifyCtxFunc + " {\n\treturn PR.NotifyContext\n}"},
 	}
 	for _, h := range hs {
