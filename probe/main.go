@@ -56,33 +56,83 @@ func announce() {
 		len(meter.Probes()), packages.Load(), strings.Join(meter.Settings(), " "), strings.Join(to, ", ")+" "+when)
 }
 
-// handled records the signals the program handles itself, through Notify
-// and NotifyContext: all of them when asked for with no signal named.
+// handled records the signals the program handles itself, registration
+// by registration, as os/signal keeps them: Notify adds to a channel's
+// registration (every signal, when none is named), Stop and
+// NotifyContext's stop end one, and Reset and Ignore take their signals
+// out of all of them. A program that has stopped handling SIGINT dies of
+// it again, as it would without meter.
 var handled struct {
 	sync.Mutex
-	all  bool
+	regs map[any]*sigset // by channel, or by NotifyContext call
+}
+
+type sigset struct {
+	all  bool               // every signal...
+	off  map[os.Signal]bool // ...but these, reset or ignored since
 	sigs map[os.Signal]bool
 }
 
-func markHandled(sig []os.Signal) {
+func (r *sigset) has(s os.Signal) bool { return r.sigs[s] || r.all && !r.off[s] }
+
+func markHandled(key any, sig []os.Signal) {
+	handled.Lock()
+	defer handled.Unlock()
+	if handled.regs == nil {
+		handled.regs = map[any]*sigset{}
+	}
+	r := handled.regs[key]
+	if r == nil {
+		r = &sigset{sigs: map[os.Signal]bool{}}
+		handled.regs[key] = r
+	}
+	if len(sig) == 0 {
+		r.all, r.off = true, nil
+		return
+	}
+	for _, s := range sig {
+		r.sigs[s] = true
+		delete(r.off, s)
+	}
+}
+
+func unmarkHandled(key any) {
+	handled.Lock()
+	defer handled.Unlock()
+	delete(handled.regs, key)
+}
+
+// unmarkSignals takes sig (every signal, if none) out of every
+// registration.
+func unmarkSignals(sig []os.Signal) {
 	handled.Lock()
 	defer handled.Unlock()
 	if len(sig) == 0 {
-		handled.all = true
+		handled.regs = nil
 		return
 	}
-	if handled.sigs == nil {
-		handled.sigs = map[os.Signal]bool{}
-	}
-	for _, s := range sig {
-		handled.sigs[s] = true
+	for _, r := range handled.regs {
+		for _, s := range sig {
+			delete(r.sigs, s)
+			if r.all {
+				if r.off == nil {
+					r.off = map[os.Signal]bool{}
+				}
+				r.off[s] = true
+			}
+		}
 	}
 }
 
 func handles(s os.Signal) bool {
 	handled.Lock()
 	defer handled.Unlock()
-	return handled.all || handled.sigs[s]
+	for _, r := range handled.regs {
+		if r.has(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Notify is signal.Notify, and tells the runtime that the program handles
@@ -90,15 +140,45 @@ func handles(s os.Signal) bool {
 // program's own shutdown goes on. meterinject routes the program's calls
 // of signal.Notify here.
 func Notify(c chan<- os.Signal, sig ...os.Signal) {
-	markHandled(sig)
+	if c != nil { // signal.Notify panics
+		markHandled(c, sig)
+	}
 	signal.Notify(c, sig...)
 }
 
+// Stop is signal.Stop, and tells the runtime that the program no longer
+// handles the signals it asked c for.
+func Stop(c chan<- os.Signal) {
+	signal.Stop(c)
+	unmarkHandled(c)
+}
+
+// Reset is signal.Reset: the signals' default actions come back, and the
+// runtime, whose own catching of SIGTERM and SIGINT Reset ends too, catches
+// them again, so that the model is still written before they end the
+// process.
+func Reset(sig ...os.Signal) {
+	signal.Reset(sig...)
+	unmarkSignals(sig)
+	rewatch(sig)
+}
+
+// Ignore is signal.Ignore: the signals are ignored, by the runtime too.
+func Ignore(sig ...os.Signal) {
+	signal.Ignore(sig...)
+	unmarkSignals(sig)
+}
+
 // NotifyContext is signal.NotifyContext, and tells the runtime that the
-// program handles these signals itself (see Notify).
+// program handles these signals itself until stop is called (see Notify).
 func NotifyContext(parent context.Context, sig ...os.Signal) (context.Context, context.CancelFunc) {
-	markHandled(sig)
-	return signal.NotifyContext(parent, sig...)
+	key := new(int)
+	markHandled(key, sig)
+	ctx, stop := signal.NotifyContext(parent, sig...)
+	return ctx, func() {
+		stop()
+		unmarkHandled(key)
+	}
 }
 
 // onSignal is what the runtime does on SIGTERM or SIGINT: it writes the

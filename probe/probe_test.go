@@ -2,6 +2,7 @@ package probe
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"fmt"
 	"os"
@@ -74,6 +75,30 @@ func child(mode string) {
 		}
 		<-sig
 		work(2, 0, nil) // the program's own shutdown
+	case "stopped", "ctxstopped", "reset", "ignorereset":
+		// The program handles SIGTERM for a while, then no longer: SIGTERM
+		// ends it again.
+		sig := make(chan os.Signal, 1)
+		Notify(sig, syscall.SIGTERM)
+		_, stop := NotifyContext(context.Background(), syscall.SIGTERM)
+		Main()
+		work(0, 0, func() { work(1, 0, nil) })
+		switch mode {
+		case "stopped":
+			Stop(sig)
+			stop()
+		case "ctxstopped":
+			Stop(sig)
+			stop()
+			stop() // twice, as a deferred stop often is
+		case "reset":
+			Reset(syscall.SIGTERM)
+		case "ignorereset":
+			Ignore(syscall.SIGTERM)
+			Reset()
+		}
+		fmt.Println("ready")
+		select {}
 	case "main":
 		Main()
 		work(0, 0, nil)
@@ -184,6 +209,27 @@ func TestSIGTERMWritesTheModel(t *testing.T) {
 	rows := readModel(t, path)
 	if r := rows["example.com/app.(*Server).handle"]; r == nil || r[1] != "3" || rows["example.com/app.main"][1] != "3" {
 		t.Fatalf("model %v", rows)
+	}
+}
+
+// A program that stopped handling SIGTERM (signal.Stop, NotifyContext's
+// stop, signal.Reset, signal.Ignore then Reset) dies of it, as it would
+// without meter, and the model is written first.
+func TestSIGTERMNoLongerHandled(t *testing.T) {
+	for _, mode := range []string{"stopped", "ctxstopped", "reset", "ignorereset"} {
+		t.Run(mode, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "model.csv")
+			cmd, stderr := startChild(t, mode, "METER_EXPORT_CSV="+path)
+			cmd.Process.Signal(syscall.SIGTERM)
+			err := cmd.Wait()
+			ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+				t.Fatalf("the child ended with %v (%v), not killed by SIGTERM\n%s", err, cmd.ProcessState, stderr)
+			}
+			if r := readModel(t, path)["example.com/app.(*Server).handle"]; r == nil || r[1] != "1" {
+				t.Fatalf("handle row %v: want count 1", r)
+			}
+		})
 	}
 }
 

@@ -9,3 +9,5 @@ import "os"
 func watchSignals() {}
 
 func redeliver(os.Signal) {}
+
+func rewatch([]os.Signal) {}

@@ -494,7 +494,9 @@ func TestExitWritesModel(t *testing.T) {
 	}
 }
 
-// signalProgram handles signals itself, through both os/signal calls.
+// signalProgram handles signals itself, through both os/signal calls, then
+// stops handling them (Stop, NotifyContext's stop, Reset, Ignore) and dies
+// of SIGINT.
 var signalProgram = map[string]string{
 	"main.go": `package main
 
@@ -504,24 +506,36 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 func main() {
 	c := make(chan os.Signal, 1)
-	signal.Notify(c, syscall.SIGUSR1)
+	signal.Notify(c, syscall.SIGUSR1, syscall.SIGINT)
 	syscall.Kill(os.Getpid(), syscall.SIGUSR1)
 	fmt.Println("got", <-c)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGUSR2)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGUSR2, syscall.SIGINT)
 	defer stop()
 	syscall.Kill(os.Getpid(), syscall.SIGUSR2)
 	<-ctx.Done()
 	fmt.Println("done", context.Cause(ctx) != nil)
+	all := make(chan os.Signal, 1)
+	signal.Notify(all)
+	signal.Reset(syscall.SIGINT)
+	signal.Ignore(syscall.SIGHUP)
+	signal.Stop(c)
+	stop()
+	fmt.Println("no longer handled")
+	syscall.Kill(os.Getpid(), syscall.SIGINT)
+	time.Sleep(time.Minute)
+	fmt.Println("still alive")
 }
 `,
 }
 
 // TestSignalsStillHandled: a program that handles its signals through
-// os/signal still gets them when its calls go through probe's.
+// os/signal still gets them when its calls go through probe's, and dies of
+// them again once it no longer handles them.
 func TestSignalsStillHandled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the runtime")
@@ -529,6 +543,9 @@ func TestSignalsStillHandled(t *testing.T) {
 	dir := writeFiles(t, "example.com/signals", copyMap(signalProgram))
 	plain, inst := buildBoth(t, dir, &Options{All: true})
 	want, wantCode := run(t, plain, nil)
+	if !strings.HasSuffix(want, "no longer handled\n") || wantCode != -1 {
+		t.Fatalf("plain: %q (exit %d), want death by SIGINT", want, wantCode)
+	}
 	for _, env := range propertySets {
 		if got, code := run(t, inst, env); got != want || code != wantCode {
 			t.Errorf("%v: %q (exit %d), plain %q (exit %d)", env, got, code, want, wantCode)

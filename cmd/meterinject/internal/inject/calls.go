@@ -21,11 +21,13 @@ import (
 //     alone gets a last argument, meter__fatalv()..., so that the format
 //     stays a constant for vet;
 //   - signal.Notify and signal.NotifyContext are replaced by probe's, which
-//     tell the runtime that the program handles those signals itself. The
-//     reference stays (meter__notify(signal.Notify)), so the user's import
-//     of os/signal stays used.
+//     tell the runtime that the program handles those signals itself, and
+//     signal.Stop, Reset and Ignore by probe's, which tell it that the
+//     program no longer does. The reference stays
+//     (meter__notify(signal.Notify)), so the user's import of os/signal
+//     stays used.
 type rewriteCall struct {
-	helper string        // hExit, hFatal, hFatalV, hNotify, hNotifyCtx
+	helper string        // hExit, hFatal, hFatalV, or a signal helper
 	call   *ast.CallExpr // exit and fatal
 	ref    ast.Expr      // notify: the expression naming the function
 	// appendV: a Fatalf with a format alone gets ", meter__fatalv()..."
@@ -136,6 +138,12 @@ func notifyHelper(name string) string {
 		return hNotify
 	case "os/signal.NotifyContext":
 		return hNotifyCtx
+	case "os/signal.Stop":
+		return hStop
+	case "os/signal.Reset":
+		return hReset
+	case "os/signal.Ignore":
+		return hIgnore
 	}
 	return ""
 }

@@ -27,7 +27,8 @@
 //     (chooseNames): no name the user wrote can clash.
 //   - The exports are written before the process ends through os.Exit or
 //     log.Fatal* in instrumented code, and main starts with probe.Main;
-//     signal.Notify and NotifyContext go through probe's (calls.go).
+//     signal.Notify, NotifyContext, Stop, Reset and Ignore go through
+//     probe's (calls.go).
 //
 // # The shape
 //

@@ -61,7 +61,7 @@ func (g *group) generated(o *Options) []byte {
 	if need[hNotifyCtx] {
 		b.WriteString("\t" + n.prefix + "context \"context\"\n")
 	}
-	if need[hNotify] || need[hNotifyCtx] {
+	if need[hNotify] || need[hNotifyCtx] || need[hStop] || need[hReset] || need[hIgnore] {
 		b.WriteString("\t" + n.prefix + "os \"os\"\n\n")
 	}
 	b.WriteString("\t" + pr + " \"" + probePkg + "\"\n")
@@ -108,6 +108,8 @@ func (g *group) generated(o *Options) []byte {
 	osSig := n.prefix + "os.Signal"
 	ctx := n.prefix + "context.Context"
 	notifyFunc := "func(chan<- " + osSig + ", ..." + osSig + ")"
+	stopFunc := "func(chan<- " + osSig + ")"
+	sigsFunc := "func(..." + osSig + ")"
 	notifyCtxFunc := "func(" + ctx + ", ..." + osSig + ") (" + ctx + ", " + n.prefix + "context.CancelFunc)"
 	// Each helper: its doc comment, then its signature and body, with
 	// NAME for its name and PR for the probe package's name.
@@ -119,6 +121,9 @@ func (g *group) generated(o *Options) []byte {
 		hFatalV:    {"writes the exports once a log.Fatal call's arguments are known.", "(v ...interface{}) []interface{} {\n\tPR.Shutdown()\n\treturn v\n}"},
 		hNotify:    {"stands for signal.Notify: probe.Notify also tells the runtime\n// that the program handles those signals itself.", "(" + notifyFunc + ") " + notifyFunc + " {\n\treturn PR.Notify\n}"},
 		hNotifyCtx: {"stands for signal.NotifyContext: probe.NotifyContext also tells\n// the runtime that the program handles those signals itself.", "(" + notifyCtxFunc + ") " + notifyCtxFunc + " {\n\treturn PR.NotifyContext\n}"},
+		hStop:      {"stands for signal.Stop: probe.Stop also tells the runtime that\n// the program no longer handles those signals itself.", "(" + stopFunc + ") " + stopFunc + " {\n\treturn PR.Stop\n}"},
+		hReset:     {"stands for signal.Reset: probe.Reset also tells the runtime\n// that the program no longer handles those signals itself.", "(" + sigsFunc + ") " + sigsFunc + " {\n\treturn PR.Reset\n}"},
+		hIgnore:    {"stands for signal.Ignore: probe.Ignore also tells the runtime\n// that the program no longer handles those signals itself.", "(" + sigsFunc + ") " + sigsFunc + " {\n\treturn PR.Ignore\n}"},
 	}
 	for _, h := range hs {
 		name, text := n.helper(h), helpers[h]
@@ -128,4 +133,4 @@ func (g *group) generated(o *Options) []byte {
 	return b.Bytes()
 }
 
-var helperOrder = map[string]int{hMain: 0, hShutdown: 1, hExit: 2, hFatal: 3, hFatalV: 4, hNotify: 5, hNotifyCtx: 6}
+var helperOrder = map[string]int{hMain: 0, hShutdown: 1, hExit: 2, hFatal: 3, hFatalV: 4, hNotify: 5, hNotifyCtx: 6, hStop: 7, hReset: 8, hIgnore: 9}

@@ -58,6 +58,9 @@ const (
 	hFatalV    = "fatalv"    // the same, for the whole variadic slice
 	hNotify    = "notify"    // signal.Notify → probe.Notify
 	hNotifyCtx = "notifyctx" // signal.NotifyContext → probe.NotifyContext
+	hStop      = "stop"      // signal.Stop → probe.Stop
+	hReset     = "reset"     // signal.Reset → probe.Reset
+	hIgnore    = "ignore"    // signal.Ignore → probe.Ignore
 )
 
 // edit replaces src[from:to] (to == from: inserts at from).
