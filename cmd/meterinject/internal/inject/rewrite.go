@@ -63,6 +63,10 @@ const (
 	hIgnore    = "ignore"    // signal.Ignore → probe.Ignore
 )
 
+// reroutes matches the names of the helpers that a rerouted call calls,
+// for -remove.
+const reroutes = "exit|fatalv?|notify|notifyctx|stop|reset|ignore"
+
 // edit replaces src[from:to] (to == from: inserts at from).
 type edit struct {
 	from, to int

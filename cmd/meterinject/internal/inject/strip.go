@@ -20,7 +20,7 @@ import (
 // array, or a call of a registration file's helper as instrument writes
 // it, with its line directive (a file whose probes were all left out may
 // hold only reroutes of os.Exit and the like).
-var prefixInFile = regexp.MustCompile(`\b(meter(?:x*)__)(?:test|x)?(?:probes\[\d+\]|(?:exit|fatalv?|notify|notifyctx)\( /\*line |shutdown\(\)\n//line )`)
+var prefixInFile = regexp.MustCompile(`\b(meter(?:x*)__)(?:test|x)?(?:probes\[\d+\]|(?:` + reroutes + `)\( /\*line |shutdown\(\)\n//line )`)
 
 // instrumented reports whether src holds anything instrument adds.
 func instrumented(src []byte) bool {
@@ -66,7 +66,7 @@ func newStripper(fset *token.FileSet, f *ast.File, src []byte, prefix string) *s
 			`(?:(\n//line [^\n\r]*)\r?\n|(\n[ \t]*/\*line [^*\n]*\*/ )|(\n//line [^\n]*\n[ \t]*)\})`),
 		closing:  regexp.MustCompile(`(?:\n[ \t]*` + arr + `\.End\(` + fv + `\))?\n//line [^\n]*\n[ \t]*$`),
 		endLine:  regexp.MustCompile(`\n[ \t]*` + arr + `\.End\(` + fv + `\)\n//line [^\n]*\n$`),
-		leftover: regexp.MustCompile(arr + `|\b` + q + `(?:test|x)?(?:f|r\d+|main|shutdown|exit|fatalv?|notify|notifyctx)\b`),
+		leftover: regexp.MustCompile(arr + `|\b` + q + `(?:test|x)?(?:f|r\d+|main|shutdown|` + reroutes + `)\b`),
 	}
 }
 
@@ -390,7 +390,7 @@ func (s *stripper) call(c *ast.CallExpr) {
 	if !ok {
 		return
 	}
-	m := regexp.MustCompile(`^` + s.q + `(?:test|x)?(exit|fatalv?|notify|notifyctx)$`).FindStringSubmatch(id.Name)
+	m := regexp.MustCompile(`^` + s.q + `(?:test|x)?(` + reroutes + `)$`).FindStringSubmatch(id.Name)
 	if m == nil {
 		return
 	}
