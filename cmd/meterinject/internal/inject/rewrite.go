@@ -381,16 +381,30 @@ func decideShape(j *fileJob, s *site, shape Shape) *sitePlan {
 // as they are written when they are the right-hand side of an assignment.
 // It may not: it spaces binary expressions by their depth in the
 // statement, which differs ("len(s) * n" in a return of three results is
-// "len(s)*n" in an assignment of three), and the user's bytes are never
-// changed.
+// "len(s)*n" in an assignment of three), and it indents a return's
+// results that span lines as a whole, an assignment's not; the user's
+// bytes are never changed.
 func sameAsAssignment(exprs []byte, n int) bool {
 	lhs := make([]string, n)
 	for i := range lhs {
 		lhs[i] = "r" + strconv.Itoa(i)
 	}
-	text := "package p\n\nfunc _() {\n\t" + strings.Join(lhs, ", ") + " = " + string(exprs) + "\n}\n"
-	out, err := format.Source([]byte(text))
-	if err != nil {
+	// gofmt indents the lines of an assignment's values as it indents a
+	// return's, or the body of a literal among them moves.
+	body := func(stmt string) ([]byte, bool) {
+		out, err := format.Source([]byte("package p\n\nfunc _() {\n\t" + stmt + string(exprs) + "\n}\n"))
+		if err != nil {
+			return nil, false
+		}
+		i := bytes.Index(out, []byte(stmt))
+		if i < 0 {
+			return nil, false
+		}
+		return out[i+len(stmt):], true
+	}
+	out, ok := body(strings.Join(lhs, ", ") + " = ")
+	ret, ok2 := body("return ")
+	if !ok || !ok2 || !bytes.Equal(out, ret) {
 		return false
 	}
 	trim := func(b []byte) string {
