@@ -20,7 +20,8 @@ import (
 //     directory, a device, a FIFO, a socket or a link to anything else is
 //     refused;
 //   - the file is written to a new temporary file in the same folder,
-//     created with mode 0644 less the umask, then renamed over the path.
+//     created with mode 0644 less the umask, given the permissions of the
+//     file it replaces, if any, then renamed over the path.
 //
 // CheckFile applies the first rule when exports start, and also finds a
 // folder that is missing or not writable, so that the user hears of a bad
@@ -57,6 +58,9 @@ func WriteFile(path string, write func(io.Writer) error) error {
 		return fileError(path, target, err)
 	}
 	err = write(f)
+	if fi, serr := os.Stat(target); err == nil && serr == nil {
+		err = f.Chmod(fi.Mode().Perm()) // a replaced file keeps its permissions
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -30,11 +30,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/meterio/meter/export"
 	"github.com/meterio/meter/report"
 )
 
@@ -126,7 +126,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		*out = strings.TrimSuffix(files[0], filepath.Ext(files[0])) + ".html"
 	}
-	if err := writeFile(*out, func(w io.Writer) error { return report.WriteHTML(w, m) }); err != nil {
+	if err := export.WriteFile(*out, func(w io.Writer) error { return report.WriteHTML(w, m) }); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, *out)
@@ -152,90 +152,4 @@ func compareCmd(args []string, stdout, stderr io.Writer) error {
 	return report.Compare(stdout, models[0], models[1])
 }
 
-// fileError names the file once: an *fs.PathError already carries it.
-func fileError(path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	return &report.FileError{File: path, Err: err}
-}
 
-// writeFile writes path as a whole or not at all: to a temporary file in
-// the same directory, then renamed over it. It replaces only a regular
-// file; through a symbolic link, it writes the file the link points to.
-func writeFile(path string, write func(io.Writer) error) error {
-	target := path
-	var mode fs.FileMode // of the file replaced; 0: a new file
-	if fi, err := os.Lstat(path); err == nil {
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			if target, err = filepath.EvalSymlinks(path); err != nil {
-				return fileError(path, err)
-			}
-			if fi, err = os.Stat(target); err != nil {
-				return fileError(path, err)
-			}
-		}
-		if !fi.Mode().IsRegular() {
-			return &report.FileError{File: path, Err: fmt.Errorf("%s, not a regular file; not replaced", kind(fi.Mode()))}
-		}
-		mode = fi.Mode().Perm()
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fileError(path, err)
-	}
-	dir, base := filepath.Split(target)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := createTemp(dir, base)
-	if err != nil {
-		return fileError(path, err)
-	}
-	tmp := f.Name()
-	err = write(f)
-	if err == nil && mode != 0 {
-		err = f.Chmod(mode) // the page replaces the file, not its permissions
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, target)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fileError(path, err)
-	}
-	return nil
-}
-
-// createTemp creates a new file in dir for base's replacement. Unlike
-// os.CreateTemp's 0600, its mode is 0644 less the umask, as a file the
-// user created would have.
-func createTemp(dir, base string) (*os.File, error) {
-	for i := 0; ; i++ {
-		name := filepath.Join(dir, fmt.Sprintf(".%s.tmp%d-%d", base, os.Getpid(), i))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-		if errors.Is(err, fs.ErrExist) && i < 1000 {
-			continue
-		}
-		return f, err
-	}
-}
-
-// kind names what a path that is not a regular file is.
-func kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "an irregular file"
-}

@@ -81,8 +81,8 @@ func TestReportOutputPaths(t *testing.T) {
 	devLink := filepath.Join(dir, "null.html")
 	os.Symlink(os.DevNull, devLink)
 	for path, want := range map[string]string{
-		sub:     "meter: " + sub + ": a directory, not a regular file; not replaced\n",
-		devLink: "meter: " + devLink + ": a character device, not a regular file; not replaced\n",
+		sub:     "meter: cannot write " + sub + ": it is a directory, not a regular file\n",
+		devLink: "meter: cannot write " + devLink + ": a symbolic link to " + os.DevNull + ", which is not a regular file\n",
 	} {
 		if code, _, errs := meter("report", "-o", path, csv); code != 1 || errs != want {
 			t.Errorf("-o %s: exit %d, stderr %q, want %q", path, code, errs, want)
