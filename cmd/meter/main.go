@@ -151,5 +151,3 @@ func compareCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	return report.Compare(stdout, models[0], models[1])
 }
-
-
