@@ -4,7 +4,9 @@
 # case the median of ns/op at 1 over ns/op at 2 (about 2.0 for a loop that
 # scales on 2 cores), and that ratio over the plain function's in the same
 # runs (1.0: the probe scales as well as the function it measures).
-#   bench/scaling.sh [RUNS]          RUNS defaults to 7
+#   bench/scaling.sh [RUNS]          RUNS defaults to 7; each run lasts
+#                                    SCALING_BENCHTIME (1s: shorter runs
+#                                    measure start-up, not the loop)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-7}
@@ -13,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 go test -c -o "$tmp/probe.test" ./probe
 for i in $(seq "$runs"); do
   for cpu in 1 2; do
-    "$tmp/probe.test" -test.run '^$' -test.bench '^BenchmarkParallel$' -test.benchtime 2000000x -test.cpu "$cpu" |
+    "$tmp/probe.test" -test.run '^$' -test.bench '^BenchmarkParallel$' -test.benchtime "${SCALING_BENCHTIME:-1s}" -test.cpu "$cpu" |
       awk -v cpu="$cpu" '/^BenchmarkParallel\// { n=$1; sub(/^BenchmarkParallel\//, "", n); sub(/-[0-9]+$/, "", n); print n, cpu, $3 }' >> "$tmp/all"
   done
 done
@@ -27,7 +29,7 @@ awk -v runs="$runs" '
   END {
     p1 = median(ns["plain,1"]); p2 = median(ns["plain,2"]); plain = p1 / p2
     printf "%-20s %10s %10s %8s %10s\n", "case", "ns/op @1", "ns/op @2", "2 vs 1", "vs plain"
-    n = split("plain disabled metered metered-different outside-tracepoint", order, " ")
+    n = split("plain disabled metered metered-different outside-tracepoint tracepoint-default", order, " ")
     for (i = 1; i <= n; i++) {
       c = order[i]; if (!(c in names)) continue
       a = median(ns[c ",1"]); b = median(ns[c ",2"])

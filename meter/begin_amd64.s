@@ -27,13 +27,12 @@
 	JNE miss; \
 	MOVQ gentry_val(AX), AX
 
-// LEASE decrements the running goroutine's stripe (stripe: the top bits of
-// R9) of the count of the Probe in BX, atomically; the flags compare the
-// value before with zero, so JGT takes a unit that was there.
+// LEASE decrements stripe DX of the count of the Probe in BX, atomically;
+// the flags compare the value before with zero, so JGT takes a unit that
+// was there. The stripe is the goroutine state's (Goroutine.stripe), or,
+// with no state at hand, the top bits of R9 (stripe, in Go).
 #define LEASE \
 	MOVQ Probe_count+Countdown_leases(BX), DI; \
-	MOVQ R9, DX; \
-	SHRQ $61, DX; \
 	SHLQ $6, DX; \
 	MOVQ $-1, R8; \
 	LOCK; \
@@ -83,6 +82,7 @@ TEXT ·begin(SB), NOSPLIT, $0-40
 	CMPQ SI, $const_modeBoth
 	JNE  quiet
 lease:
+	MOVQ Goroutine_stripe(AX), DX
 	LEASE
 	JGT  quiet
 	FRAME
@@ -116,6 +116,8 @@ notenabled:
 disabled:
 	CMPQ ·quick+quickPath_spot(SB), $0
 	JEQ  quiet
+	MOVQ R9, DX
+	SHRQ $61, DX
 	LEASE
 	JGT  quiet
 	FRAME

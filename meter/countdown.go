@@ -2,11 +2,19 @@ package meter
 
 import "sync/atomic"
 
-// Stripes is how many stripes a Countdown spreads its firings over. A
-// goroutine's stripe follows from its runtime g's address, so goroutines
-// running at once on different cores usually decrement different cache
-// lines.
+// Stripes is how many stripes a Countdown spreads its firings over. An
+// enabled probe's firing counts on the stripe of its goroutine's P (as of
+// the goroutine's last refill), so goroutines running at once on different
+// cores decrement different cache lines, up to 8 Ps; a disabled probe's,
+// which has no goroutine state at hand, on a stripe that follows from its
+// runtime g's address.
 const Stripes = 8
+
+// maxLease caps a lease: a goroutine takes its stripe anew, from the P it
+// runs on, each time its lease runs out (leaseOut), so a goroutine that
+// moved to another P counts on its old P's line for at most this many
+// firings; and two cores meet on the round's line once per lease each.
+const maxLease = 256
 
 // Countdown is a per-probe count, shared in meaning by every goroutine, on
 // which exactly one firing in n is due over whole rounds: tracepoint's
@@ -19,16 +27,28 @@ const Stripes = 8
 // firing that finds its stripe's lease non-empty costs one atomic decrement
 // on its stripe's line and nothing else (Take). Leased units not used yet
 // count as taken, so a due firing may come up to Stripes×(lease−1)
-// firings early, never late. The lease is n/(2×Stripes) units (1 to 64),
-// so that is less than half a round: after any whole number of rounds of
-// firings, exactly that many were due; with n below 2×Stripes every firing
-// takes its unit from the round, and the count is exact at every firing.
+// firings early, never late. The lease is n/(2×Stripes) units (1 to
+// maxLease), so that is less than half a round: after any whole number of
+// rounds of firings, exactly that many were due; with n below 2×Stripes
+// every firing takes its unit from the round, and the count is exact at
+// every firing. A stripe goes back to the round's line once per lease: at
+// N = 100, every 6 firings, which is where two cores firing one probe
+// meet; from 1 in 4,096, every 256.
 type Countdown struct {
-	left   atomic.Int64                       // units left in the current round
-	rounds atomic.Int64                       // due firings so far
-	n      atomic.Int64                       // one firing in n is due
-	lease  atomic.Int64                       // units a stripe takes at a time while more than that are left
-	leases atomic.Pointer[[Stripes]leaseLine] // nil until the first reset
+	n      atomic.Int64             // one firing in n is due
+	lease  atomic.Int64             // units a stripe takes at a time while more than that are left
+	leases atomic.Pointer[leaseSet] // nil until the first reset
+}
+
+// leaseSet holds what firings write: the stripes, and the round's units,
+// each on a cache line of its own, apart from the probe's fields that
+// every firing reads (a write to left would otherwise make every other
+// core read those again).
+type leaseSet struct {
+	stripes [Stripes]leaseLine // first: the assembly of begin indexes from the start
+	left    atomic.Int64       // units left in the current round
+	rounds  atomic.Int64       // due firings so far
+	_       [48]byte
 }
 
 type leaseLine struct {
@@ -44,17 +64,17 @@ func (c *Countdown) reset(n int64) {
 	n = max(n, 1)
 	ls := c.leases.Load()
 	if ls == nil {
-		ls = new([Stripes]leaseLine)
+		ls = new(leaseSet)
 		if !c.leases.CompareAndSwap(nil, ls) {
 			ls = c.leases.Load()
 		}
 	}
 	c.n.Store(n)
-	c.lease.Store(min(max(n/(2*Stripes), 1), 64))
-	c.left.Store(n)
-	c.rounds.Store(0)
-	for i := range ls {
-		ls[i].units.Store(0)
+	c.lease.Store(min(max(n/(2*Stripes), 1), maxLease))
+	ls.left.Store(n)
+	ls.rounds.Store(0)
+	for i := range ls.stripes {
+		ls.stripes[i].units.Store(0)
 	}
 }
 
@@ -65,7 +85,7 @@ func (c *Countdown) Take(s uint) bool {
 	if ls == nil {
 		return false // never reset: nothing is counted
 	}
-	if ls[s&(Stripes-1)].units.Add(-1) >= 0 {
+	if ls.stripes[s&(Stripes-1)].units.Add(-1) >= 0 {
 		return false
 	}
 	return c.refill(s)
@@ -74,15 +94,16 @@ func (c *Countdown) Take(s uint) bool {
 // refill is Take's path for a stripe whose lease ran out: the decrement
 // that found it empty is undone, and the unit comes from the round.
 func (c *Countdown) refill(s uint) bool {
-	l := &c.leases.Load()[s&(Stripes-1)].units
+	ls := c.leases.Load()
+	l := &ls.stripes[s&(Stripes-1)].units
 	l.Add(1)
 	for {
-		r := c.left.Load()
+		r := ls.left.Load()
 		k := c.lease.Load()
 		if r <= k {
 			k = 1
 		}
-		if !c.left.CompareAndSwap(r, r-k) {
+		if !ls.left.CompareAndSwap(r, r-k) {
 			continue
 		}
 		// The firing that takes left to zero took the round's last unit:
@@ -90,8 +111,8 @@ func (c *Countdown) refill(s uint) bool {
 		// take left below zero before it does took units of later rounds:
 		// one that lands on a further multiple of n completes one.
 		if n := c.n.Load(); r <= 1 && (1-r)%n == 0 {
-			c.left.Add(n)
-			c.rounds.Add(1)
+			ls.left.Add(n)
+			ls.rounds.Add(1)
 			return true
 		}
 		if k > 1 {
@@ -109,9 +130,9 @@ func (c *Countdown) Counted() int64 {
 		return 0
 	}
 	n := c.n.Load()
-	counted := c.rounds.Load()*n + n - c.left.Load()
-	for i := range ls {
-		counted -= ls[i].units.Load()
+	counted := ls.rounds.Load()*n + n - ls.left.Load()
+	for i := range ls.stripes {
+		counted -= ls.stripes[i].units.Load()
 	}
 	return max(counted, 0)
 }

@@ -85,7 +85,7 @@ func outside(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 			return flowOut(p, g, pos, pc)
 		}
 	}
-	if engine.tracepoint != nil && p.count.leases.Load()[stripe(getg())].units.Add(-1) < 0 {
+	if engine.tracepoint != nil && p.count.leases.Load().stripes[g.stripe&(Stripes-1)].units.Add(-1) < 0 {
 		return leaseOut(p, g, pos, pc)
 	}
 	return startOrNot(p, g, pos, pc, false)
@@ -104,7 +104,7 @@ func flowOut(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 		g.flowLeft = engine.flowcheck.Draw(&g.flowState)
 		due = g.flowLeft == 0
 	}
-	if engine.tracepoint != nil && p.count.Take(stripe(getg())) && p.eligible.Load() {
+	if engine.tracepoint != nil && p.count.Take(uint(g.stripe)) && p.eligible.Load() {
 		due = true
 	}
 	return startOrNot(p, g, pos, pc, due)
@@ -114,8 +114,16 @@ func flowOut(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 // stripe's share of tracepoint's count empty; flowcheck, if on, counted it
 // and is not due.
 func leaseOut(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
-	due := p.count.refill(stripe(getg())) && p.eligible.Load()
+	due := p.count.refill(uint(g.stripe)) && p.eligible.Load()
+	g.stripe = procStripe() // the P it runs on now, for its next lease
 	return startOrNot(p, g, pos, pc, due)
+}
+
+// procStripe returns the stripe of the P the goroutine runs on.
+func procStripe() uint64 {
+	id := procPin()
+	procUnpin()
+	return uint64(id*2) & (Stripes - 1)
 }
 
 // startOrNot ends the gates' decision: a due firing starts a trace, unless

@@ -33,8 +33,16 @@ type Goroutine struct {
 	calibLeft int32  // metered firings left before the next measurement of the overheads
 	winSeq    uint32 // the sampling window this goroutine last metered a firing in
 
+	// stripe is the stripe of the probes' counts that this goroutine's
+	// firings take their units from: its P's, as of its last refill (see
+	// leaseOut), so that goroutines running at once on different Ps count
+	// on different cache lines.
+	stripe uint64
+
 	//lint:ignore U1000 used under -race (race.go)
 	handoff atomic.Uint32
+
+	_ [24]byte // to whole cache lines (lines_test.go)
 }
 
 // Frame is one metered firing on a goroutine's stack.
@@ -67,6 +75,8 @@ type Frame struct {
 	edges      [2]int32 // boundaries of the stretches counted in selfWin: its own, and children's
 	spot       bool     // a spot check of a disabled probe
 	due        bool     // metered by meterDue: a sampled probe in a window, or a spot check
+
+	_ [32]byte // to whole cache lines (lines_test.go)
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:
@@ -140,7 +150,7 @@ func insert(g uintptr) *Goroutine {
 		gtab.Store(n)
 		t = n
 	}
-	v := &Goroutine{}
+	v := &Goroutine{stripe: procStripe()}
 	t.put(g, v)
 	t.count++
 	return v

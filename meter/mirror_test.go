@@ -80,8 +80,12 @@ func (m *mirrorRun) state() string {
 	s := ""
 	for i, p := range m.probes {
 		r := p.row()
+		var left, rounds int64
+		if ls := p.count.leases.Load(); ls != nil {
+			left, rounds = ls.left.Load(), ls.rounds.Load()
+		}
 		s += fmt.Sprintf("%d: state %d count %d metered %d total %d inherent %d label %q left %d rounds %d\n",
-			i, p.State(), r.Count, r.Metered, r.Total, r.InherentTotal, r.Label, p.count.left.Load(), p.count.rounds.Load())
+			i, p.State(), r.Count, r.Metered, r.Total, r.InherentTotal, r.Label, left, rounds)
 	}
 	return s
 }

@@ -48,6 +48,8 @@ type Probe struct {
 	window    windowStats // its metered firings that a sampling window overlapped
 	sampling  sampling
 	reenabled atomic.Int64
+
+	_ [72]byte // to whole cache lines (lines_test.go)
 }
 
 // Name returns the probe's name, as the Go toolchain names the function.

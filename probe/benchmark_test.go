@@ -194,6 +194,9 @@ func BenchmarkParallel(b *testing.B) {
 		{"metered", meter.Chain{}, meter.Enabled, false},
 		{"metered-different", meter.Chain{}, meter.Enabled, true},
 		{"outside-tracepoint", meter.Chain{Tracepoint: &tracepoint.Rule{Sample: never}}, meter.Enabled, false},
+		// tracepoint at its default rate: one firing in 100 starts a trace
+		// (metered), the others count on their stripes.
+		{"tracepoint-default", meter.Chain{Tracepoint: &tracepoint.Rule{Sample: 100}}, meter.Enabled, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			wire(b, c.chain)
