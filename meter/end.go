@@ -46,6 +46,12 @@ func (p *Probe) end(fr Firing) int64 {
 	var o int64                      // ns of windows during the firing
 	if fr.winStart >= 0 {
 		o = windowNanos(t) - fr.winStart
+		if fr.seq0&1 == 1 && sampler.seq.Load() == fr.seq0 {
+			// It began and ended in one open window: the window held all
+			// of it. The two readings, each rounded to ns on its own, may
+			// put o a nanosecond short of raw.
+			o = raw
+		}
 	}
 	if d > 0 {
 		parent := g.frames[d-1]
