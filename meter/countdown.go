@@ -31,9 +31,10 @@ const maxLease = 256
 // maxLease), so that is less than half a round: after any whole number of
 // rounds of firings, exactly that many were due; with n below 2×Stripes
 // every firing takes its unit from the round, and the count is exact at
-// every firing. A stripe goes back to the round's line once per lease: at
-// N = 100, every 6 firings, which is where two cores firing one probe
-// meet; from 1 in 4,096, every 256.
+// every firing. A stripe goes back to the round's line once per lease, and
+// the round's last lease-many units are taken singly: at N = 100 about a
+// quarter of the firings touch the round's line, which is where two cores
+// firing one probe meet; from 1 in 4,096, a few in a thousand.
 type Countdown struct {
 	n      atomic.Int64             // one firing in n is due
 	lease  atomic.Int64             // units a stripe takes at a time while more than that are left
