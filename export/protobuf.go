@@ -1,5 +1,7 @@
 package export
 
+import "encoding/binary"
+
 // protobuf appends protocol buffer fields, enough of the wire format for
 // profile.proto: varints, and length-delimited strings, packed repeated
 // integers and sub-messages. It stands in for a protobuf library so that
@@ -14,13 +16,7 @@ const (
 	wireBytes  = 2
 )
 
-func (p *protobuf) varint(x uint64) {
-	for x >= 0x80 {
-		p.b = append(p.b, byte(x)|0x80)
-		x >>= 7
-	}
-	p.b = append(p.b, byte(x))
-}
+func (p *protobuf) varint(x uint64) { p.b = binary.AppendUvarint(p.b, x) }
 
 func (p *protobuf) key(field, wire int) { p.varint(uint64(field)<<3 | uint64(wire)) }
 

@@ -67,7 +67,7 @@ func appendSpan(b []byte, s *export.Span) []byte {
 	}
 
 	b = append(b, keyScopeSpansSpan)
-	b = appendVarint(b, uint64(n))
+	b = binary.AppendUvarint(b, uint64(n))
 	b = append(b, keySpanTraceID, 16)
 	b = binary.BigEndian.AppendUint64(b, traceSalt)
 	b = binary.BigEndian.AppendUint64(b, s.Trace)
@@ -81,7 +81,7 @@ func appendSpan(b []byte, s *export.Span) []byte {
 	}
 	if s.Name != "" {
 		b = append(b, keySpanName)
-		b = appendVarint(b, uint64(len(s.Name)))
+		b = binary.AppendUvarint(b, uint64(len(s.Name)))
 		b = append(b, s.Name...)
 	}
 	b = append(b, keySpanKind, spanKindInternal)
@@ -95,11 +95,11 @@ func appendSpan(b []byte, s *export.Span) []byte {
 	}
 	// meter.inherent_ns = int
 	b = append(b, keySpanAttr)
-	b = appendVarint(b, uint64(inh))
+	b = binary.AppendUvarint(b, uint64(inh))
 	b = append(b, keyKVKey, byte(len(AttrInherent)))
 	b = append(b, AttrInherent...)
 	b = append(b, keyKVValue, byte(1+varintLen(uint64(s.Inherent))), keyAnyInt)
-	b = appendVarint(b, uint64(s.Inherent))
+	b = binary.AppendUvarint(b, uint64(s.Inherent))
 	if s.Truncated {
 		// meter.truncated = true
 		b = append(b, keySpanAttr, byte(truncatedLen), keyKVKey, byte(len(AttrTruncated)))
@@ -117,14 +117,6 @@ func inherentLen(v int64) int {
 
 // truncatedLen is the length of the KeyValue meter.truncated = true.
 const truncatedLen = 2 + len(AttrTruncated) + 2 + 2
-
-func appendVarint(b []byte, x uint64) []byte {
-	for x >= 0x80 {
-		b = append(b, byte(x)|0x80)
-		x >>= 7
-	}
-	return append(b, byte(x))
-}
 
 func varintLen(x uint64) int {
 	n := 1

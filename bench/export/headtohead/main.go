@@ -321,39 +321,12 @@ func steady(s system, n, rate int, d time.Duration, spin bool) steadyResult {
 	w0 := s.wakeups()
 	stopTrace := startTrace(s)
 	proc0 := harness.ProcessCPU()
-	var made atomic.Int64
-	var wg sync.WaitGroup
-	// Spans are made one tick of 1 ms at a time (10 spans per tick at the
-	// default rate), catching up after a sleep that overshot. Finer ticks
-	// are not kept on these VMs (a 100 µs sleep takes about 1 ms), and
-	// bursts favour the BSP: it wakes once per burst, not once per span.
-	const tick = time.Millisecond
-	perSpan := time.Second / time.Duration(rate)
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			start := time.Now()
-			k := int64(0)
-			for {
-				el := time.Since(start)
-				if el >= d {
-					break
-				}
-				for due := int64(el / perSpan); k < due; k += int64(*flagSpans) {
-					s.trace()
-				}
-				if !spin {
-					time.Sleep(tick)
-				}
-			}
-			made.Add(k)
-		}()
-	}
-	wg.Wait()
+	// Paced in ticks of 1 ms (10 spans per tick at the default rate): finer
+	// ticks are not kept on these VMs (a 100 µs sleep takes about 1 ms),
+	// and bursts favour the BSP: it wakes once per burst, not once per span.
+	r.spans = harness.Produce(n, float64(n*rate), d, *flagSpans, spin, s.trace)
 	r.process = time.Duration(harness.ProcessCPU() - proc0)
 	r.trace = stopTrace()
-	r.spans = made.Load()
 	r.selfWakeups = -1
 	if w := s.wakeups(); w >= 0 {
 		r.selfWakeups = w - w0

@@ -73,14 +73,14 @@ func run(r *harness.Receiver, proto string, rate float64) result {
 	if rate0 <= 0 {
 		rate0 = 200_000
 	}
-	harness.Produce(*flagProducers, rate0, *flagWarmup, *flagSpans, tr.Trace)
+	harness.Produce(*flagProducers, rate0, *flagWarmup, *flagSpans, false, tr.Trace)
 	e.Pipeline().Flush(context.Background())
 	warm := e.Pipeline().Stats()
 	runtime.GC()
 	recv0, rcpu0 := r.Count()
 	cpu0 := harness.ProcessCPU()
 	start := time.Now()
-	made := harness.Produce(*flagProducers, rate, *flagDuration, *flagSpans, tr.Trace)
+	made := harness.Produce(*flagProducers, rate, *flagDuration, *flagSpans, false, tr.Trace)
 	secs := time.Since(start).Seconds()
 	recvAtEnd, _ := r.Count()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

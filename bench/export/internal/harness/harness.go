@@ -152,8 +152,10 @@ func (t *Traffic) child() { t.Child.End(t.Child.Begin()) }
 // spans) for d, at rate spans per second in all (0: as fast as they can),
 // and returns how many spans they made. Paced producers work in ticks of
 // 1 ms, catching up after a sleep that overshot: Go's timers do not keep
-// finer sleeps on a busy VM.
-func Produce(producers int, rate float64, d time.Duration, spans int, trace func()) int64 {
+// finer sleeps on a busy VM. With spin, they make each span when it is due
+// and spin between, a steady rate for as many producers as there are idle
+// cores.
+func Produce(producers int, rate float64, d time.Duration, spans int, spin bool, trace func()) int64 {
 	var made atomic.Int64
 	var wg sync.WaitGroup
 	per := rate / float64(producers)
@@ -178,7 +180,9 @@ func Produce(producers int, rate float64, d time.Duration, spans int, trace func
 				for due := int64(el.Seconds() * per); k < due; k += int64(spans) {
 					trace()
 				}
-				time.Sleep(time.Millisecond)
+				if !spin {
+					time.Sleep(time.Millisecond)
+				}
 			}
 			made.Add(k)
 		}()
