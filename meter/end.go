@@ -44,9 +44,10 @@ func (p *Probe) end(fr Firing) int64 {
 	cost := overhead[k].outer.Load() // what metering this firing cost its parent, beside what it nests
 	windowed := fr.due && !fr.spot   // metered because a window was open
 	var o int64                      // ns of windows during the firing
+	var seq uint32                   // the window sequence at its end, while windows run
 	if fr.winStart >= 0 {
-		o = windowNanos(t) - fr.winStart
-		if fr.seq0&1 == 1 && sampler.seq.Load() == fr.seq0 {
+		o, seq = windowNanos(t)-fr.winStart, sampler.seq.Load()
+		if fr.seq0&1 == 1 && seq == fr.seq0 {
 			// It began and ended in one open window: the window held all
 			// of it. The two readings, each rounded to ns on its own, may
 			// put o a nanosecond short of raw.
@@ -72,7 +73,7 @@ func (p *Probe) end(fr Firing) int64 {
 			parent.childOther += incl
 		}
 		if fr.winStart >= 0 {
-			parent.lastT, parent.lastSeq, parent.lastChild = t, sampler.seq.Load(), true
+			parent.lastT, parent.lastSeq, parent.lastChild = t, seq, true
 		}
 		if parent.pool != Unlimited {
 			parent.pool -= fr.budget - fr.pool
@@ -96,7 +97,7 @@ func (p *Probe) end(fr Firing) int64 {
 		// not whole in a window has the pooled share of its own part as
 		// its inherent time. A window that fell inside a child metered
 		// anyway says nothing of it.
-		fr.stretch(t, sampler.seq.Load(), false)
+		fr.stretch(t, seq, false)
 		self := fr.selfWin - int64(fr.edges[1])*(overhead[pathDue].outer.Load()-overhead[pathDue].inner.Load())/2 -
 			int64(fr.edges[0])*overhead[k].inner.Load()/2
 		self = max(self, 0)
