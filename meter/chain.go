@@ -140,7 +140,7 @@ func Configure(c Chain) {
 		p.wire()
 	}
 	if engine.tracepoint != nil {
-		calib[pathEnabled].count.reset(engine.tracepoint.Sample)
+		calib[pathEnabled].count.reset(engine.tracepoint.Sample, procSpread())
 	}
 	calibrate()
 }
@@ -156,9 +156,9 @@ func (p *Probe) wire() {
 	}
 	switch {
 	case s == Enabled && engine.tracepoint != nil:
-		p.count.reset(engine.tracepoint.Sample)
+		p.count.reset(engine.tracepoint.Sample, procSpread())
 	case s.Disabled() && engine.spotcheck != nil:
-		p.count.reset(engine.spotcheck.Interval)
+		p.count.reset(engine.spotcheck.Interval, Stripes)
 	}
 	p.decideEligible()
 	if p.gate != nil {

@@ -16,40 +16,45 @@ const Stripes = 8
 // firings; and two cores meet on the round's line once per lease each.
 const maxLease = 256
 
+// procStripes is how many stripes an enabled probe's firings use: its
+// goroutine's P, doubled so that two Ps never share a pair of adjacent
+// lines (procStripe), modulo Stripes.
+const procStripes = Stripes / 2
+
 // Countdown is a per-probe count, shared in meaning by every goroutine, on
 // which exactly one firing in n is due over whole rounds: tracepoint's
 // every Nth firing, spotcheck's every Nth disabled firing.
 //
-// The round's units live in left. A stripe takes a lease of several units
-// at once while many are left and one at a time near the round's end, so
-// the unit that takes left from 1 to 0 is always taken alone, by the
-// firing it belongs to: that firing is due, and puts n units back. A
-// firing that finds its stripe's lease non-empty costs one atomic decrement
-// on its stripe's line and nothing else (Take). Leased units not used yet
-// count as taken, so a due firing may come up to Stripes×(lease−1)
-// firings early, never late. The lease is n/(2×Stripes) units (1 to
-// maxLease), so that is less than half a round: after any whole number of
-// rounds of firings, exactly that many were due; with n below 2×Stripes
-// every firing takes its unit from the round, and the count is exact at
-// every firing. A stripe goes back to the round's line once per lease, and
-// the round's last lease-many units are taken singly: at N = 100 about a
-// quarter of the firings touch the round's line, which is where two cores
-// firing one probe meet; from 1 in 4,096, a few in a thousand.
+// The firings' units are numbered 1, 2, 3, … in the order stripes lease
+// them from taken, the count's one shared word: a stripe whose lease ran
+// out adds k to taken (one atomic add, no retry) and so owns the k units
+// up to the sum. The unit numbered a multiple of n ends a round: the
+// firing whose lease holds it is due, whichever place that unit has in the
+// lease. Every other firing costs one atomic decrement of its stripe's
+// lease, on a line of its own (Take). Leased units not used yet count as
+// taken, so a due firing may come up to (k−1) of its own lease, plus the
+// units other stripes hold, early, never late: after any whole number of
+// rounds of firings exactly that many were due, as long as all stripes
+// together hold fewer than n units. The lease is n/(2×spread) units (1 to
+// maxLease), spread being how many stripes the count's firings use (reset),
+// which leaves that bound a factor of two. With n below 2×spread every
+// firing takes its unit alone and the count is exact at every firing. A
+// stripe goes to taken's line once per lease: at N = 100 on 2 Ps, once in
+// 25 firings.
 type Countdown struct {
 	n      atomic.Int64             // one firing in n is due
-	lease  atomic.Int64             // units a stripe takes at a time while more than that are left
+	lease  atomic.Int64             // units a stripe takes at a time
 	leases atomic.Pointer[leaseSet] // nil until the first reset
 }
 
-// leaseSet holds what firings write: the stripes, and the round's units,
-// each on a cache line of its own, apart from the probe's fields that
-// every firing reads (a write to left would otherwise make every other
+// leaseSet holds what firings write: the stripes, and the units leased so
+// far, each on a cache line of its own, apart from the probe's fields that
+// every firing reads (a write to taken would otherwise make every other
 // core read those again).
 type leaseSet struct {
 	stripes [Stripes]leaseLine // first: the assembly of begin indexes from the start
-	left    atomic.Int64       // units left in the current round
-	rounds  atomic.Int64       // due firings so far
-	_       [48]byte
+	taken   atomic.Int64       // units leased so far
+	_       [56]byte
 }
 
 type leaseLine struct {
@@ -57,11 +62,13 @@ type leaseLine struct {
 	_     [56]byte
 }
 
-// reset starts the count over: one firing in n (at least 1) due.
+// reset starts the count over: one firing in n (at least 1) due, counted
+// on spread stripes (procStripes for an enabled probe's, Stripes for a
+// disabled one's).
 //
 // A reset while other goroutines count may lose or add a few of their
 // firings to the new round; the probe's state changed under them.
-func (c *Countdown) reset(n int64) {
+func (c *Countdown) reset(n int64, spread int) {
 	n = max(n, 1)
 	ls := c.leases.Load()
 	if ls == nil {
@@ -71,9 +78,8 @@ func (c *Countdown) reset(n int64) {
 		}
 	}
 	c.n.Store(n)
-	c.lease.Store(min(max(n/(2*Stripes), 1), maxLease))
-	ls.left.Store(n)
-	ls.rounds.Store(0)
+	c.lease.Store(min(max(n/int64(2*max(spread, 1)), 1), maxLease))
+	ls.taken.Store(0)
 	for i := range ls.stripes {
 		ls.stripes[i].units.Store(0)
 	}
@@ -93,34 +99,16 @@ func (c *Countdown) Take(s uint) bool {
 }
 
 // refill is Take's path for a stripe whose lease ran out: the decrement
-// that found it empty is undone, and the unit comes from the round.
+// that found it empty is undone, and the firing leases the next k units,
+// keeping k−1 on its stripe. It is due if they hold a multiple of n (k is
+// below n: one at most).
 func (c *Countdown) refill(s uint) bool {
 	ls := c.leases.Load()
 	l := &ls.stripes[s&(Stripes-1)].units
-	l.Add(1)
-	for {
-		r := ls.left.Load()
-		k := c.lease.Load()
-		if r <= k {
-			k = 1
-		}
-		if !ls.left.CompareAndSwap(r, r-k) {
-			continue
-		}
-		// The firing that takes left to zero took the round's last unit:
-		// it is due, and puts the next round's n units back. Firings that
-		// take left below zero before it does took units of later rounds:
-		// one that lands on a further multiple of n completes one.
-		if n := c.n.Load(); r <= 1 && (1-r)%n == 0 {
-			ls.left.Add(n)
-			ls.rounds.Add(1)
-			return true
-		}
-		if k > 1 {
-			l.Add(k - 1)
-		}
-		return false
-	}
+	k, n := c.lease.Load(), c.n.Load()
+	t := ls.taken.Add(k)
+	l.Add(k) // the undone decrement, and the lease less this firing's unit
+	return t/n != (t-k)/n
 }
 
 // Counted returns how many firings the count has seen since its reset,
@@ -130,8 +118,7 @@ func (c *Countdown) Counted() int64 {
 	if ls == nil {
 		return 0
 	}
-	n := c.n.Load()
-	counted := ls.rounds.Load()*n + n - ls.left.Load()
+	counted := ls.taken.Load()
 	for i := range ls.stripes {
 		counted -= ls.stripes[i].units.Load()
 	}

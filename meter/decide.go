@@ -1,6 +1,7 @@
 package meter
 
 import (
+	"runtime"
 	"sync/atomic"
 
 	"github.com/meterio/meter/extensions/flowcheck"
@@ -23,7 +24,7 @@ func (f *Frame) Active() bool { return f != nil }
 
 var (
 	traceIDs        atomic.Uint64
-	tracesEnded     atomic.Int64
+	tracesEnded     stripedCount
 	tracesTruncated atomic.Int64
 	unwound         atomic.Int64
 	dropped         atomic.Int64
@@ -125,6 +126,13 @@ func procStripe() uint64 {
 	procUnpin()
 	return uint64(id*2) & (Stripes - 1)
 }
+
+// procSpread is how many stripes an enabled probe's count uses as the
+// program runs now: one per P, at most procStripes. Read at each reset: a
+// program that raises GOMAXPROCS later spreads its firings over more
+// stripes, which eats into the Countdown's factor of two (procStripes
+// stripes of n/4 units still hold fewer than n).
+func procSpread() int { return min(runtime.GOMAXPROCS(0), procStripes) }
 
 // startOrNot ends the gates' decision: a due firing starts a trace, unless
 // its probe has never ended a firing (then, due or not, its end is noted).

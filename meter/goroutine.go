@@ -22,6 +22,7 @@ type Goroutine struct {
 	full     bool   // the current trace reached the trace maximum
 	cut      bool   // the current trace was handed over in parts, or lost its root
 	TraceID  uint64 // id of the current or last trace, unique in the process
+	ids      uint64 // trace ids left in the block this goroutine took from traceIDs, the next at TraceID+1
 	spans    []Span // spans of the current trace not handed over yet
 	open     []Span // scratch for a hand-over: the spans still open
 	nextSpan int32  // index of the next span in the current trace
@@ -42,7 +43,7 @@ type Goroutine struct {
 	//lint:ignore U1000 used under -race (race.go)
 	handoff atomic.Uint32
 
-	_ [24]byte // to whole cache lines (lines_test.go)
+	_ [16]byte // to whole cache lines (lines_test.go)
 }
 
 // Frame is one metered firing on a goroutine's stack.

@@ -80,12 +80,12 @@ func (m *mirrorRun) state() string {
 	s := ""
 	for i, p := range m.probes {
 		r := p.row()
-		var left, rounds int64
+		var taken int64
 		if ls := p.count.leases.Load(); ls != nil {
-			left, rounds = ls.left.Load(), ls.rounds.Load()
+			taken = ls.taken.Load()
 		}
-		s += fmt.Sprintf("%d: state %d count %d metered %d total %d inherent %d label %q left %d rounds %d\n",
-			i, p.State(), r.Count, r.Metered, r.Total, r.InherentTotal, r.Label, left, rounds)
+		s += fmt.Sprintf("%d: state %d count %d metered %d total %d inherent %d label %q taken %d counted %d\n",
+			i, p.State(), r.Count, r.Metered, r.Total, r.InherentTotal, r.Label, taken, p.count.Counted())
 	}
 	return s
 }

@@ -95,7 +95,7 @@ func (p *Probe) Disable(r State) {
 			return
 		}
 		if engine.spotcheck != nil {
-			p.count.reset(engine.spotcheck.Interval) // before the state that uses it
+			p.count.reset(engine.spotcheck.Interval, Stripes) // before the state that uses it
 		}
 		if p.state.CompareAndSwap(uint32(s), uint32(r)) {
 			break
@@ -117,7 +117,7 @@ func (p *Probe) Enable() {
 		// The stretch ends: what it counted and did not meter becomes
 		// part of the estimates for good.
 		if engine.tracepoint != nil {
-			p.count.reset(engine.tracepoint.Sample)
+			p.count.reset(engine.tracepoint.Sample, procSpread())
 		}
 		p.sampling.mu.Lock()
 		e := p.adjustment(p.stats.sum(), now())
@@ -132,7 +132,7 @@ func (p *Probe) Enable() {
 		removeSampled(p)
 	} else {
 		if engine.tracepoint != nil {
-			p.count.reset(engine.tracepoint.Sample) // before the state that uses it
+			p.count.reset(engine.tracepoint.Sample, procSpread()) // before the state that uses it
 		}
 		if !p.state.CompareAndSwap(uint32(s), uint32(Enabled)) {
 			return

@@ -77,7 +77,7 @@ func Take() Snapshot {
 		Taken:           time.Now(),
 		Clock:           clock.Source(),
 		Extensions:      Settings(),
-		Traces:          tracesEnded.Load(),
+		Traces:          tracesEnded.load(),
 		TruncatedTraces: tracesTruncated.Load(),
 		Started:         started.Load().(time.Time),
 		Unwound:         unwound.Load(),

@@ -5,11 +5,43 @@ package meter
 func (g *Goroutine) startTrace(p *Probe) {
 	g.trace = g.depth + 1
 	g.traced, g.full, g.cut, g.nextSpan = 0, false, false, 0
-	g.TraceID = traceIDs.Add(1)
+	g.nextTraceID()
 	g.handed = now()
 	if engine.sink != nil {
 		engine.sink.TraceStarted(g, p)
 	}
+}
+
+// idBlock is how many trace ids a goroutine takes from traceIDs at a
+// time, so that goroutines starting traces at once on different cores do
+// not meet on its line at each start. Ids stay unique; their order says
+// nothing about when traces started.
+const idBlock = 64
+
+// nextTraceID gives g's next trace the next id of its block, taking a new
+// block when it has none left.
+func (g *Goroutine) nextTraceID() {
+	if g.ids == 0 {
+		g.TraceID = traceIDs.Add(idBlock) - idBlock
+		g.ids = idBlock
+	}
+	g.TraceID++
+	g.ids--
+}
+
+// stripedCount is a count that goroutines on different Ps add to on
+// different cache lines, by their stripe (Goroutine.stripe); its value is
+// the sum.
+type stripedCount [Stripes]leaseLine
+
+func (c *stripedCount) add(stripe uint64, n int64) { c[stripe&(Stripes-1)].units.Add(n) }
+
+func (c *stripedCount) load() int64 {
+	s := int64(0)
+	for i := range c {
+		s += c[i].units.Load()
+	}
+	return s
 }
 
 // addSpan gives frame f, at index d on g's stack, a span in the current
@@ -34,7 +66,7 @@ func (g *Goroutine) endTrace() {
 		clear(g.spans)
 		g.spans = g.spans[:0]
 	}
-	tracesEnded.Add(1)
+	tracesEnded.add(g.stripe, 1)
 	if truncated {
 		tracesTruncated.Add(1)
 	}
