@@ -3,6 +3,7 @@ package meter
 import (
 	"testing"
 
+	"github.com/meterio/meter/extensions/hotspot"
 	"github.com/meterio/meter/extensions/tracepoint"
 )
 
@@ -18,13 +19,20 @@ func sample(t *testing.T, p *Probe) {
 	}
 }
 
+// wireSampling wires a chain of hotspot alone, with sampling windows open
+// 1/sample of the time for probes whose share reaches share (%).
+func wireSampling(t *testing.T, sample int64, share float64) *hotspot.Rule {
+	h := hot()
+	h.Sample, h.SampleShare = sample, share
+	wire(t, Chain{Hotspot: h})
+	return h
+}
+
 // A probe whose firings are each cold but whose time adds up is sampled,
 // not disabled: metered during sampling windows only, its totals
 // estimated from them.
 func TestCheapButLargeProbeIsSampled(t *testing.T) {
-	h := hot()
-	h.Sample, h.SampleShare = 10, 0.5
-	wire(t, Chain{Hotspot: h})
+	h := wireSampling(t, 10, 0.5)
 	big, small := newProbe(t, "big"), newProbe(t, "small")
 	// big takes most of the time; small, 100 ns a firing in 2 µs, is cold.
 	for i := int64(0); i < h.Initial; i++ {
@@ -68,9 +76,7 @@ func TestCheapButLargeProbeIsSampled(t *testing.T) {
 // A probe metered always, whose sampled callee is not metered outside
 // windows, gets the inherent share its firings in windows show.
 func TestInherentUnderSampledCallees(t *testing.T) {
-	h := hot()
-	h.Sample, h.SampleShare = 10, 0.5
-	wire(t, Chain{Hotspot: h})
+	h := wireSampling(t, 10, 0.5)
 	parent, child := newProbe(t, "parent"), newProbe(t, "child")
 	fire(parent, 100*us, nil) // hot: it stays enabled
 	sample(t, child)
@@ -103,9 +109,7 @@ func TestInherentUnderSampledCallees(t *testing.T) {
 // that began before the window says nothing: what ran in the window under
 // it may be a sampled firing that began before too, unmetered.
 func TestStraddlingFiringIsCorrected(t *testing.T) {
-	h := hot()
-	h.Sample, h.SampleShare = 10, 0.5
-	wire(t, Chain{Hotspot: h})
+	wireSampling(t, 10, 0.5)
 	parent, child := newProbe(t, "parent"), newProbe(t, "child")
 	fire(parent, 100*us, nil)
 	sample(t, child)
@@ -158,9 +162,7 @@ func TestSamplingNeedsNoTraceGate(t *testing.T) {
 }
 
 func TestSampledFiringsAllocateNothing(t *testing.T) {
-	h := hot()
-	h.Sample, h.SampleShare = 4, 0
-	wire(t, Chain{Hotspot: h})
+	wireSampling(t, 4, 0)
 	p, q := newProbe(t, "p"), newProbe(t, "q")
 	sample(t, p)
 	q.Enable()
@@ -182,9 +184,7 @@ func TestSampledFiringsAllocateNothing(t *testing.T) {
 // engine cannot measure whole (here 10 µs a cycle, measured as nothing);
 // the count of firings does not depend on it.
 func TestWorkClockShare(t *testing.T) {
-	h := hot()
-	h.Sample, h.SampleShare = 10, 0.5
-	wire(t, Chain{Hotspot: h})
+	h := wireSampling(t, 10, 0.5)
 	big, ref := newProbe(t, "big"), newProbe(t, "ref")
 	sample(t, big)
 	cycle := func(extra int64) {
