@@ -41,6 +41,29 @@ func (p *Probe) End(f Firing) {
 	}
 }
 
+// BeginAt starts a firing into *f, a variable the function declared for
+// it (nil), and EndAt ends it: the shape generated code uses. A disabled
+// probe costs the load of its on-word and a branch at BeginAt, which then
+// leaves *f nil, and a test of *f in memory at EndAt. Taking the firing's
+// address keeps it out of the registers: in a function whose loops need
+// every register, a firing value kept in one for End across the body
+// costs more than the probe's own instructions (docs/meterinject.md has
+// the measurements). BeginAt and EndAt keep f on the caller's stack.
+func (p *Probe) BeginAt(f *Firing) {
+	if p.off() {
+		return
+	}
+	*f = p.m.Begin()
+}
+
+// EndAt ends the firing BeginAt started into *f, on the same goroutine,
+// before the function returns, like End.
+func (p *Probe) EndAt(f *Firing) {
+	if *f != nil {
+		p.m.End(*f)
+	}
+}
+
 // Name returns the probe's name, or "" before registration.
 func (p *Probe) Name() string {
 	if p.m == nil {

@@ -578,8 +578,8 @@ func TestBeginEndInlined(t *testing.T) {
 		}
 		return m
 	}
-	begins := unique(`inlining call to probe\.\(\*Probe\)\.Begin`)
-	ends := unique(`inlining call to probe\.\(\*Probe\)\.End`)
+	begins := unique(`inlining call to probe\.\(\*Probe\)\.Begin(?:At)?`)
+	ends := unique(`inlining call to probe\.\(\*Probe\)\.End(?:At)?`)
 	// Every probe's Begin, and at least one End per probe, is inlined.
 	probes := 0
 	for _, f := range []string{"meter_probes_gen.go", "calc/meter_probes_gen.go"} {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"flag"
 	"go/format"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -248,4 +250,32 @@ func caseGOOS(dir string) []string {
 		}
 	}
 	return nil
+}
+
+// Sources instrumented by an earlier meterinject, whose functions hold
+// f := Begin() and End(f), are still given back byte for byte.
+func TestStripOlderShape(t *testing.T) {
+	src, err := os.ReadFile("testdata/oldshape/instrumented.go.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("testdata/oldshape/plain.go.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(src, []byte("meter__f := meter__probes[0].Begin()")) {
+		t.Fatal("testdata/oldshape does not hold the older shape")
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "basic.go", src, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := strip(fset, f, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("stripped:\n%s\nwant:\n%s", got, want)
+	}
 }

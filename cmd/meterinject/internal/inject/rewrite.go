@@ -45,6 +45,7 @@ func newNames(prefix, kind string) names {
 }
 
 func (n names) firing() string         { return n.prefix + "f" }
+func (n names) firingType() string     { return n.group + "firing" }
 func (n names) result(i int) string    { return n.prefix + "r" + strconv.Itoa(i) }
 func (n names) helper(h string) string { return n.group + h }
 func (n names) probe(i int) string     { return n.array + "[" + strconv.Itoa(i) + "]" }
@@ -461,7 +462,7 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 	ind := bodyIndent(src, lb, rb) + "\t"
 	rind := bodyIndent(src, lb, rb)
 	fv, pr := n.firing(), n.probe(s.index)
-	end := pr + ".End(" + fv + ")"
+	end := pr + ".EndAt(&" + fv + ")"
 	if !layoutOK(j, s) {
 		return nil
 	}
@@ -484,9 +485,11 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 	}
 	if s.skip == "" {
 		if p.shape == ShapeDefer {
-			top = append(top, "if "+fv+" := "+pr+".Begin(); "+fv+".Active() {", "\tdefer "+end, "}")
+			top = append(top, "if "+fv+" := "+pr+".Begin(); "+fv+".Active() {", "\tdefer "+pr+".End("+fv+")", "}")
 		} else {
-			top = append(top, fv+" := "+pr+".Begin()")
+			// The firing lives in a variable whose address is taken, so
+			// that it stays in memory, out of the body's registers.
+			top = append(top, "var "+fv+" "+n.firingType(), pr+".BeginAt(&"+fv+")")
 		}
 	}
 	var edits []edit

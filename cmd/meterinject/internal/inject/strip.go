@@ -53,20 +53,24 @@ func newStripper(fset *token.FileSet, f *ast.File, src []byte, prefix string) *s
 	q := regexp.QuoteMeta(prefix)
 	arr := q + `(?:test|x)?probes\[\d+\]`
 	fv := q + `f`
+	// End statements: EndAt(&f) after var f / BeginAt(&f); End(f) after
+	// the older f := Begin(), still taken out.
+	endCall := arr + `\.End(?:\(` + fv + `\)|At\(&` + fv + `\))`
 	gen := `(?:` + q + `(?:test|x)?main\(\)` +
 		`|defer ` + q + `(?:test|x)?shutdown\(\)` +
+		`|var ` + fv + ` ` + q + `(?:test|x)?firing\n[ \t]*` + arr + `\.BeginAt\(&` + fv + `\)` +
 		`|` + fv + ` := ` + arr + `\.Begin\(\)` +
 		`|if ` + fv + ` := ` + arr + `\.Begin\(\); ` + fv + `\.Active\(\) \{\n[ \t]*defer ` + arr + `\.End\(` + fv + `\)\n[ \t]*\}` +
-		`|` + arr + `\.End\(` + fv + `\))`
+		`|` + endCall + `)`
 	return &stripper{
 		src: src, fset: fset, f: f, q: q,
 		array: regexp.MustCompile(`^` + arr + `$`),
-		end:   regexp.MustCompile(`^` + arr + `\.End\(` + fv + `\)$`),
+		end:   regexp.MustCompile(`^` + endCall + `$`),
 		top: regexp.MustCompile(`^\n(?:[ \t]*` + gen + `\n)*[ \t]*` + gen +
 			`(?:(\n//line [^\n\r]*)\r?\n|(\n[ \t]*/\*line [^*\n]*\*/ )|(\n//line [^\n]*\n[ \t]*)\})`),
-		closing:  regexp.MustCompile(`(?:\n[ \t]*` + arr + `\.End\(` + fv + `\))?\n//line [^\n]*\n[ \t]*$`),
-		endLine:  regexp.MustCompile(`\n[ \t]*` + arr + `\.End\(` + fv + `\)\n//line [^\n]*\n$`),
-		leftover: regexp.MustCompile(arr + `|\b` + q + `(?:test|x)?(?:f|r\d+|main|shutdown|` + reroutes + `)\b`),
+		closing:  regexp.MustCompile(`(?:\n[ \t]*` + endCall + `)?\n//line [^\n]*\n[ \t]*$`),
+		endLine:  regexp.MustCompile(`\n[ \t]*` + endCall + `\n//line [^\n]*\n$`),
+		leftover: regexp.MustCompile(arr + `|\b` + q + `(?:test|x)?(?:f|r\d+|main|shutdown|firing|` + reroutes + `)\b`),
 	}
 }
 
@@ -328,7 +332,7 @@ func (s *stripper) evalReturn(prev, end ast.Stmt, r *ast.ReturnStmt, last bool) 
 	e1 := s.off(a.Rhs[len(a.Rhs)-1].End())
 	ret := s.off(r.Pos())
 	mid := src[e1:ret]
-	if !regexp.MustCompile(`^\n[ \t]*` + s.q + `(?:test|x)?probes\[\d+\]\.End\(` + s.q + `f\)\n//line [^\n]*\n[ \t]*$`).Match(mid) {
+	if !regexp.MustCompile(`^\n[ \t]*` + s.q + `(?:test|x)?probes\[\d+\]\.End(?:\(` + s.q + `f\)|At\(&` + s.q + `f\))\n//line [^\n]*\n[ \t]*$`).Match(mid) {
 		return false
 	}
 	endRet := ret + len("return")
