@@ -41,6 +41,12 @@ func (p *Probe) End(f Firing) {
 	}
 }
 
+// Unmetered returns the firing of a call that is not metered, nil: what
+// generated code declares its firing variable with, for BeginAt to fill.
+// (A declaration that names the type would need the probe package, or a
+// type alias, which a module on a go line before 1.9 cannot have.)
+func (p *Probe) Unmetered() Firing { return nil }
+
 // BeginAt starts a firing into *f, a variable the function declared for
 // it (nil), and EndAt ends it: the shape generated code uses. A disabled
 // probe costs the load of its on-word and a branch at BeginAt, which then

@@ -35,7 +35,7 @@
 // A function gets the "End before return" shape:
 //
 //	func F(a int) (meter__r0 int, meter__r1 error) {
-//		var meter__f meter__firing
+//		meter__f := meter__probes[3].Unmetered()
 //		meter__probes[3].BeginAt(&meter__f)
 //		...
 //		meter__probes[3].EndAt(&meter__f)
@@ -51,8 +51,9 @@
 // (meter__r0, …) only in a function that has a return that computes; a
 // user's result names are used as they are. BeginAt and EndAt are
 // inlined: a disabled probe costs BeginAt's test and EndAt's. The firing
-// is a variable of its own (meter__firing is the registration file's
-// alias of probe.Firing) whose address is taken, so that it stays in
+// is a variable of its own (declared with Unmetered, which is nil: naming
+// its type would take a type alias, which go lines before 1.9 lack) whose
+// address is taken, so that it stays in
 // memory: kept in a register across the body, as f := Begin() kept it, it
 // cost the loops of large functions a register (+3.5% of yaml.v3's
 // instructions against +3.0%, docs/meterinject.md). Sources instrumented

@@ -84,8 +84,6 @@ func (g *group) generated(o *Options) []byte {
 	if len(g.sites) > 0 {
 		b.WriteString("\n// " + n.array + " holds one probe per instrumented function.\n")
 		fmt.Fprintf(&b, "var %s [%d]%s.Probe\n\n", n.array, len(g.sites), pr)
-		b.WriteString("// " + n.firingType() + " is the type of a firing, for the functions' own variables.\n")
-		fmt.Fprintf(&b, "type %s = %s.Firing\n\n", n.firingType(), pr)
 		b.WriteString("func init() {\n")
 		fmt.Fprintf(&b, "\t%s.Register(%s[:]", pr, n.array)
 		var roots []string

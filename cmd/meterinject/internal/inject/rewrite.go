@@ -45,7 +45,6 @@ func newNames(prefix, kind string) names {
 }
 
 func (n names) firing() string         { return n.prefix + "f" }
-func (n names) firingType() string     { return n.group + "firing" }
 func (n names) result(i int) string    { return n.prefix + "r" + strconv.Itoa(i) }
 func (n names) helper(h string) string { return n.group + h }
 func (n names) probe(i int) string     { return n.array + "[" + strconv.Itoa(i) + "]" }
@@ -489,7 +488,7 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 		} else {
 			// The firing lives in a variable whose address is taken, so
 			// that it stays in memory, out of the body's registers.
-			top = append(top, "var "+fv+" "+n.firingType(), pr+".BeginAt(&"+fv+")")
+			top = append(top, fv+" := "+pr+".Unmetered()", pr+".BeginAt(&"+fv+")")
 		}
 	}
 	var edits []edit

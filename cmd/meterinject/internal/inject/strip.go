@@ -53,12 +53,12 @@ func newStripper(fset *token.FileSet, f *ast.File, src []byte, prefix string) *s
 	q := regexp.QuoteMeta(prefix)
 	arr := q + `(?:test|x)?probes\[\d+\]`
 	fv := q + `f`
-	// End statements: EndAt(&f) after var f / BeginAt(&f); End(f) after
-	// the older f := Begin(), still taken out.
+	// End statements: EndAt(&f) after f := Unmetered() and BeginAt(&f);
+	// End(f) after the older f := Begin(), still taken out.
 	endCall := arr + `\.End(?:\(` + fv + `\)|At\(&` + fv + `\))`
 	gen := `(?:` + q + `(?:test|x)?main\(\)` +
 		`|defer ` + q + `(?:test|x)?shutdown\(\)` +
-		`|var ` + fv + ` ` + q + `(?:test|x)?firing\n[ \t]*` + arr + `\.BeginAt\(&` + fv + `\)` +
+		`|` + fv + ` := ` + arr + `\.Unmetered\(\)\n[ \t]*` + arr + `\.BeginAt\(&` + fv + `\)` +
 		`|` + fv + ` := ` + arr + `\.Begin\(\)` +
 		`|if ` + fv + ` := ` + arr + `\.Begin\(\); ` + fv + `\.Active\(\) \{\n[ \t]*defer ` + arr + `\.End\(` + fv + `\)\n[ \t]*\}` +
 		`|` + endCall + `)`
@@ -70,7 +70,7 @@ func newStripper(fset *token.FileSet, f *ast.File, src []byte, prefix string) *s
 			`(?:(\n//line [^\n\r]*)\r?\n|(\n[ \t]*/\*line [^*\n]*\*/ )|(\n//line [^\n]*\n[ \t]*)\})`),
 		closing:  regexp.MustCompile(`(?:\n[ \t]*` + endCall + `)?\n//line [^\n]*\n[ \t]*$`),
 		endLine:  regexp.MustCompile(`\n[ \t]*` + endCall + `\n//line [^\n]*\n$`),
-		leftover: regexp.MustCompile(arr + `|\b` + q + `(?:test|x)?(?:f|r\d+|main|shutdown|firing|` + reroutes + `)\b`),
+		leftover: regexp.MustCompile(arr + `|\b` + q + `(?:test|x)?(?:f|r\d+|main|shutdown|` + reroutes + `)\b`),
 	}
 }
 
