@@ -268,12 +268,6 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, spot, due bool) 
 		f.winStart = windowNanos(f.start)
 		s := sampler.seq.Load()
 		f.lastT, f.lastSeq, f.lastChild, f.seq0 = f.start, s, false, s
-		if !due && !spot && !p.internal {
-			sampler.refAll.add(g.stripe, 1)
-			if s&1 == 1 {
-				sampler.refWin.add(g.stripe, 1)
-			}
-		}
 		if d > 0 {
 			g.frames[d-1].stretch(f.start, s, true)
 		}

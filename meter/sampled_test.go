@@ -177,37 +177,3 @@ func TestSampledFiringsAllocateNothing(t *testing.T) {
 		t.Fatalf("%v allocations per firing in a window", n)
 	}
 }
-
-// A sampled probe's estimates take the windows' share of the work from the
-// probes metered always: of their firings, the share that began in a
-// window. Metering inside windows slows the program there by an amount the
-// engine cannot measure whole (here 10 µs a cycle, measured as nothing);
-// the count of firings does not depend on it.
-func TestWorkClockShare(t *testing.T) {
-	h := wireSampling(t, 10, 0.5)
-	big, ref := newProbe(t, "big"), newProbe(t, "ref")
-	sample(t, big)
-	cycle := func(extra int64) {
-		fire(ref, 20*us, nil) // hot: metered always
-		fire(big, 2*us, nil)
-		clk.Advance(extra)
-	}
-	for range 300 {
-		cycle(0)
-	}
-	openWindow()
-	for range 100 {
-		cycle(10 * us)
-	}
-	closeWindow()
-	if s := ref.State(); s != Enabled {
-		t.Fatalf("ref: state %d, want enabled", s)
-	}
-	// 100 of ref's 400 firings began in the window: it held a quarter of
-	// the work, so big's 100 firings there stand for 400.
-	r := big.row()
-	warm := h.Initial * us
-	if r.Count != h.Initial+400 || r.Total != warm+800*us || r.InherentTotal != warm+800*us {
-		t.Fatalf("big: count %d total %d inherent %d; want %d, %d, %d", r.Count, r.Total, r.InherentTotal, h.Initial+400, warm+800*us, warm+800*us)
-	}
-}

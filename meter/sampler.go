@@ -65,17 +65,7 @@ var sampler struct {
 	busy    atomic.Int64 // goroutines that metered in the open window
 	busySum atomic.Int64
 	procs   int64
-
-	// The work clock: metered firings of the probes metered always (not
-	// because a window was open, nor spot checks), counted while windows
-	// run, and those of them that began in a window (see adjustment).
-	refAll, refWin stripedCount
 }
-
-// minRef is how many always-metered firings must have begun in windows
-// during a stretch before their count, rather than the windows' time,
-// gives the windows' share of the work.
-const minRef = 64
 
 // noteWindowed counts what a firing metered because a window was open
 // cost, on g. Its End calls it, holding g.
@@ -262,8 +252,6 @@ type sampling struct {
 	t0    int64  // ticks then
 	w0    int64  // windowNanos then
 	o0    int64  // the windows' overhead then (sampler.over)
-	r0    int64  // the work clock then (sampler.refAll)
-	rw0   int64  // of which in windows (sampler.refWin)
 	extra totals // what estimates added to ended stretches
 }
 
@@ -276,7 +264,6 @@ func (p *Probe) startSampling(sum totals, t int64) {
 	}
 	p.sampling.base, p.sampling.win = sum, p.window.load()
 	p.sampling.t0, p.sampling.w0, p.sampling.o0 = t, windowNanos(t), sampler.over.Load()
-	p.sampling.r0, p.sampling.rw0 = sampler.refAll.load(), sampler.refWin.load()
 	p.state.CompareAndSwap(uint32(Enabled), uint32(Sampled))
 	p.sampling.mu.Unlock()
 	addSampled(p)
@@ -285,18 +272,9 @@ func (p *Probe) startSampling(sum totals, t int64) {
 // adjustment returns what the estimates add to p's statistics sum: the
 // ended stretches' adjustments, and, while p is sampled, the current
 // stretch's, measured at tick t. A stretch's estimate is what windows
-// measured of it, divided by the share of the program's work the windows
-// held; the adjustment is that estimate less what its metered firings
-// recorded. Under p.sampling.mu.
-//
-// The share is read off the work clock: of the firings of the probes
-// metered always, how many began in a window. Windows open at times the
-// program's work does not pick, so any firing begins in one with that
-// same probability, however much slower metering makes the program
-// inside them. Until enough of those firings began in windows (minRef),
-// or in a program with none, it is the windows' time less what their
-// metering cost (calibrate.go), which is exact only as far as that cost
-// is measured right.
+// measured of it, divided by the share of its time the windows took; the
+// adjustment is that estimate less what its metered firings recorded.
+// Under p.sampling.mu.
 func (p *Probe) adjustment(sum totals, t int64) totals {
 	e := p.sampling.extra
 	if p.State() != Sampled {
@@ -308,18 +286,13 @@ func (p *Probe) adjustment(sum totals, t int64) totals {
 	if win <= 0 || span <= 0 {
 		return e // no window yet: the warm-up's figures stand
 	}
-	var scale float64
-	if all, in := sampler.refAll.load()-s.r0, sampler.refWin.load()-s.rw0; in >= minRef {
-		scale = float64(all) / float64(in)
-	} else {
-		// Both in work: inside a window every firing of a sampled probe is
-		// metered, so the program runs slower there. Of the windows'
-		// length, what their metering took on each goroutine that ran
-		// holds no work: their overhead spread over those goroutines.
-		lost := float64(sampler.over.Load()-s.o0) / busyAverage()
-		work := max(float64(win)-lost, float64(win)/50)
-		scale = max(float64(span)-lost, work) / work
-	}
+	// Both in work: inside a window every firing of a sampled probe is
+	// metered, so the program runs slower there. Of the windows' length,
+	// what their metering took on each goroutine that ran holds no work:
+	// their overhead spread over those goroutines.
+	lost := float64(sampler.over.Load()-s.o0) / busyAverage()
+	work := max(float64(win)-lost, float64(win)/50)
+	scale := max(float64(span)-lost, work) / work
 	est := func(a, b int64) int64 { return int64(float64(a-b) * scale) }
 	e.count += est(w.count, s.win.count) - (sum.count - s.base.count)
 	e.total += est(w.total, s.win.total) - (sum.total - s.base.total)
