@@ -13,7 +13,7 @@ const Stripes = 8
 // maxLease caps a lease: a goroutine takes its stripe anew, from the P it
 // runs on, each time its lease runs out (leaseOut), so a goroutine that
 // moved to another P counts on its old P's line for at most this many
-// firings; and two cores meet on the round's line once per lease each.
+// firings; and two cores meet on the shared word (taken) once per lease each.
 const maxLease = 256
 
 // procStripes is how many stripes an enabled probe's firings use: its

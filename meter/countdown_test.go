@@ -7,8 +7,7 @@ import (
 )
 
 // Over whole rounds exactly one firing in n is due, however the firings
-// spread over stripes and goroutines; and a lone stripe's dues come no
-// later than every nth firing, at most a lease early.
+// spread over stripes and goroutines.
 func TestCountdownWholeRounds(t *testing.T) {
 	for _, n := range []int64{1, 2, 7, 16, 100, 1000, 4096} {
 		for _, spread := range []int{1, 2, procStripes, Stripes} {
@@ -54,8 +53,8 @@ func TestCountdownWholeRounds(t *testing.T) {
 	}
 }
 
-// One goroutine on one stripe: the gaps between dues average n, and none
-// is longer than n (a due comes early, never late).
+// One goroutine on one stripe: one due per round of n firings, none after
+// its round's nth firing (a due comes at most a lease early, never late).
 func TestCountdownLoneStripe(t *testing.T) {
 	for _, n := range []int64{1, 3, 100, 1000} {
 		var c Countdown

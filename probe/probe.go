@@ -31,10 +31,10 @@ func (p *Probe) Begin() Firing {
 }
 
 // End ends a firing that Begin returned, on the same goroutine, before the
-// function returns: generated code calls it before each return, after the
-// results are evaluated, so that no frame is added between the function
-// and its callers (or defers it, in a function with defers of its own).
-// End of a firing that is not metered is a test and a branch.
+// function returns: generated code defers it in a function with defers of
+// its own (elsewhere it calls EndAt before each return, after the results
+// are evaluated, so that no frame is added between the function and its
+// callers). End of a firing that is not metered is a test and a branch.
 func (p *Probe) End(f Firing) {
 	if f != nil {
 		p.m.End(f)
@@ -64,11 +64,7 @@ func (p *Probe) BeginAt(f *Firing) {
 
 // EndAt ends the firing BeginAt started into *f, on the same goroutine,
 // before the function returns, like End.
-func (p *Probe) EndAt(f *Firing) {
-	if *f != nil {
-		p.m.End(*f)
-	}
-}
+func (p *Probe) EndAt(f *Firing) { p.End(*f) }
 
 // Name returns the probe's name, or "" before registration.
 func (p *Probe) Name() string {

@@ -178,14 +178,8 @@ func tidy(c, dir string) error {
 		return err
 	}
 	defer os.RemoveAll(scratch)
-	for _, f := range []string{"go.mod", "go.sum"} {
-		b, err := os.ReadFile(filepath.Join(dir, f))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(scratch, f), b, 0o644); err != nil {
-			return err
-		}
+	if err := copyModFiles(dir, scratch); err != nil {
+		return err
 	}
 	cmd := exec.Command("go", "mod", "tidy")
 	cmd.Dir = scratch
@@ -194,12 +188,17 @@ func tidy(c, dir string) error {
 		fmt.Fprintf(os.Stderr, "nested: go mod tidy in a copy of %s: %v: %s", c, err, o)
 		return nil
 	}
+	return copyModFiles(scratch, dir)
+}
+
+// copyModFiles copies go.mod and go.sum from the directory from to to.
+func copyModFiles(from, to string) error {
 	for _, f := range []string{"go.mod", "go.sum"} {
-		b, err := os.ReadFile(filepath.Join(scratch, f))
+		b, err := os.ReadFile(filepath.Join(from, f))
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(to, f), b, 0o644); err != nil {
 			return err
 		}
 	}
