@@ -59,6 +59,7 @@ func WriteMeta(w io.Writer, s meter.Snapshot) error {
 		num("sampling_window_ns", s.WindowNanos)
 		num("sampling_ns", s.SamplingNanos)
 		num("sampling_overhead_ns", s.WindowOverhead)
+		num("interrupted", s.Interrupted)
 	}
 	if len(s.Roots) > 0 {
 		line("roots", strings.Join(s.Roots, " "))

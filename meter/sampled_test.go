@@ -177,3 +177,42 @@ func TestSampledFiringsAllocateNothing(t *testing.T) {
 		t.Fatalf("%v allocations per firing in a window", n)
 	}
 }
+
+// A pause inside a sampled firing in a window (the goroutine preempted,
+// the world stopped for the collector) is no firing's work: a firing whose
+// own time exceeds hotspot's threshold and 64 times its probe's mean keeps
+// the mean, and neither it nor its ancestors keep the rest.
+func TestInterruptionIsTakenOff(t *testing.T) {
+	wireSampling(t, 10, 0.5)
+	parent, child := newProbe(t, "parent"), newProbe(t, "child")
+	fire(parent, 100*us, nil) // hot: it stays enabled
+	sample(t, child)
+	openWindow()
+	call := func(pause int64) { fire(parent, 1*us, func() { fire(child, 100+pause, nil) }) }
+	for range 63 {
+		call(0)
+	}
+	before := Take().Interrupted
+	call(50 * us) // 63 firings seen: too few to judge
+	if got := Take().Interrupted - before; got != 0 {
+		t.Fatalf("interrupted after 63 firings of the probe: %d, want 0", got)
+	}
+	p0, c0 := parent.stats.sum(), child.stats.sum()
+	call(5 * us)  // under hotspot's threshold: its own
+	call(500 * us) // a pause
+	closeWindow()
+	p1, c1 := parent.stats.sum(), child.stats.sum()
+	if got := Take().Interrupted - before; got != 1 {
+		t.Fatalf("interrupted: %d, want 1", got)
+	}
+	mean := int64(63*100+100+50*us+100+5*us) / 65 // what the windows had seen of the child
+	if c1.count-c0.count != 2 || c1.inherent-c0.inherent != 100+5*us+mean {
+		t.Fatalf("child: +%d firings, +%d ns own; want +2, +%d", c1.count-c0.count, c1.inherent-c0.inherent, 100+5*us+mean)
+	}
+	if d := p1.total - p0.total; d != 2*us+100+5*us+mean {
+		t.Fatalf("parent: +%d ns inclusive, want %d (the pause taken off)", d, 2*us+100+5*us+mean)
+	}
+	if d := p1.inherent - p0.inherent; d != 2*us {
+		t.Fatalf("parent: +%d ns own, want %d", d, 2*us)
+	}
+}

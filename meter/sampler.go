@@ -226,6 +226,7 @@ func resetSampler(manual bool) {
 	sampler.over.Store(0)
 	sampler.busy.Store(0)
 	sampler.busySum.Store(0)
+	interruptions.Store(0)
 	sampler.manual = manual
 }
 

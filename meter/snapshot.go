@@ -59,6 +59,7 @@ type Snapshot struct {
 	SamplingNanos   int64       // since the first probe was sampled
 	Dropped         int64       // spans the export path dropped
 	WindowOverhead  int64       // ns the windows' metering took, over all goroutines
+	Interrupted     int64       // sampled firings in windows whose own time held an interruption, taken off (end.go)
 	Overheads       [2][2]int64 // ns, inner and outer overhead of a metered firing: [0] of an enabled probe, [1] of one in a window (calibrate.go)
 	Clamped         uint64      // negative clock differences clamped to zero
 }
@@ -85,6 +86,7 @@ func Take() Snapshot {
 		Dropped:         dropped.Load(),
 		Clamped:         clock.Clamped(),
 		WindowOverhead:  sampler.over.Load(),
+		Interrupted:     interruptions.Load(),
 	}
 	if engine.manual != nil {
 		s.Clock = "manual"

@@ -55,6 +55,7 @@ var metaMeaning = map[string]string{
 	"clamped_durations": "clock differences that came out negative and were counted as zero",
 	"reenabled":         "times a spot check gave a disabled probe back its balance",
 	"roots":             "entry probes: the units of work (handlers, goroutine functions)",
+	"interrupted":       "sampled firings in windows whose own time held a pause (preemption, the garbage collector, the host): the pause was taken off",
 }
 
 // WriteHTML writes the model as one self-contained HTML page: no network,
