@@ -58,6 +58,10 @@ func WriteMeta(w io.Writer, s meter.Snapshot) error {
 		num("sampling_windows", s.Windows)
 		num("sampling_window_ns", s.WindowNanos)
 		num("sampling_ns", s.SamplingNanos)
+		if s.SamplingAlloc >= 0 {
+			num("sampling_alloc_bytes", s.SamplingAlloc)
+			num("sampling_window_alloc_bytes", s.WindowAlloc)
+		}
 		num("sampling_overhead_ns", s.WindowOverhead)
 		num("interrupted", s.Interrupted)
 	}

@@ -198,7 +198,7 @@ func TestInterruptionIsTakenOff(t *testing.T) {
 		t.Fatalf("interrupted after 63 firings of the probe: %d, want 0", got)
 	}
 	p0, c0 := parent.stats.sum(), child.stats.sum()
-	call(5 * us)  // under hotspot's threshold: its own
+	call(5 * us)   // under hotspot's threshold: its own
 	call(500 * us) // a pause
 	closeWindow()
 	p1, c1 := parent.stats.sum(), child.stats.sum()
@@ -214,5 +214,39 @@ func TestInterruptionIsTakenOff(t *testing.T) {
 	}
 	if d := p1.inherent - p0.inherent; d != 2*us {
 		t.Fatalf("parent: +%d ns own, want %d", d, 2*us)
+	}
+}
+
+// With a real program's allocations, the windows' share of the work is
+// their share of the bytes allocated, which metering does not move: a
+// window that held 1 MB of the 10 MB allocated over the sampled stretch
+// stands for a tenth of it, whatever its share of the time.
+func TestAllocationsScaleTheEstimates(t *testing.T) {
+	h := wireSampling(t, 10, 0.5)
+	big := newProbe(t, "big")
+	sample(t, big)
+	sampler.allocClock = true
+	defer func() { sampler.allocClock = false }()
+	var keep [][]byte
+	// Outside windows: half the time, 9 MB.
+	for range 9 {
+		keep = append(keep, make([]byte, 1<<20))
+	}
+	clk.Advance(100 * us)
+	// In a window: the other half of the time, 1 MB, 10 firings.
+	openWindow()
+	keep = append(keep, make([]byte, 1<<20))
+	for range 10 {
+		fire(big, 10*us, nil)
+	}
+	closeWindow()
+	r := big.row()
+	// 10 firings for a tenth of the bytes: 100 (other allocations of the
+	// process, a few KB, move it by less than 1%); by time, 20.
+	if est := r.Count - h.Initial; est < 99 || est > 101 {
+		t.Fatalf("big: %d firings estimated, want 100 (by allocations)", est)
+	}
+	if len(keep) != 10 {
+		t.Fatal("lost an allocation")
 	}
 }

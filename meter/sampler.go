@@ -3,6 +3,7 @@ package meter
 import (
 	"math/rand/v2"
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,10 +62,17 @@ var sampler struct {
 	// metered because a window was open, summed over goroutines, and how
 	// many goroutines metered such firings in each window (at most
 	// GOMAXPROCS), summed over closed windows.
-	over    atomic.Int64 // ns
-	busy    atomic.Int64 // goroutines that metered in the open window
-	busySum atomic.Int64
-	procs   int64
+	over atomic.Int64 // ns
+
+	// What the program allocated: in the windows closed so far, and when
+	// the open one opened (bytes; see allocated).
+	allocWin   atomic.Int64
+	allocOpen  int64
+	allocClock bool         // scale by allocations where there are enough (not with a manual clock: tests)
+	allocSince int64        // bytes allocated when the first probe was sampled
+	busy       atomic.Int64 // goroutines that metered in the open window
+	busySum    atomic.Int64
+	procs      int64
 }
 
 // noteWindowed counts what a firing metered because a window was open
@@ -107,6 +115,7 @@ func addSampled(p *Probe) {
 	}
 	if !sampler.active.Load() {
 		sampler.since.Store(now())
+		sampler.allocSince = allocated()
 		sampler.active.Store(true)
 		sampler.period = WindowLength * time.Duration(max(engine.hotspot.Sample, 1))
 		sampler.procs = int64(runtime.GOMAXPROCS(0))
@@ -138,6 +147,7 @@ func openWindow() {
 		return
 	}
 	sampler.openAt.Store(now())
+	sampler.allocOpen = allocated()
 	sampler.busy.Store(0)
 	sampler.seq.Add(1)
 	for _, p := range sampler.probes {
@@ -190,6 +200,9 @@ func closeWindow() {
 	t := now()
 	sampler.closeAt.Store(t)
 	sampler.closed.Add(nanos(sampler.openAt.Load(), t))
+	if a := allocated(); a >= 0 && sampler.allocOpen >= 0 {
+		sampler.allocWin.Add(a - sampler.allocOpen)
+	}
 	sampler.busySum.Add(min(max(sampler.busy.Load(), 1), sampler.procs))
 	sampler.seq.Add(1)
 	if !sampler.manual && sampler.active.Load() {
@@ -224,6 +237,9 @@ func resetSampler(manual bool) {
 	}
 	sampler.closed.Store(0)
 	sampler.over.Store(0)
+	sampler.allocWin.Store(0)
+	sampler.allocClock = !manual
+	allocated() // the first read sets runtime/metrics up, and allocates: not in a firing
 	sampler.busy.Store(0)
 	sampler.busySum.Store(0)
 	interruptions.Store(0)
@@ -253,6 +269,8 @@ type sampling struct {
 	t0    int64  // ticks then
 	w0    int64  // windowNanos then
 	o0    int64  // the windows' overhead then (sampler.over)
+	a0    int64  // bytes the program had allocated then, or -1
+	aw0   int64  // of those, in windows
 	extra totals // what estimates added to ended stretches
 }
 
@@ -265,6 +283,8 @@ func (p *Probe) startSampling(sum totals, t int64) {
 	}
 	p.sampling.base, p.sampling.win = sum, p.window.load()
 	p.sampling.t0, p.sampling.w0, p.sampling.o0 = t, windowNanos(t), sampler.over.Load()
+	p.sampling.a0 = allocated()
+	p.sampling.aw0 = windowAlloc(p.sampling.a0)
 	p.state.CompareAndSwap(uint32(Enabled), uint32(Sampled))
 	p.sampling.mu.Unlock()
 	addSampled(p)
@@ -294,9 +314,62 @@ func (p *Probe) adjustment(sum totals, t int64) totals {
 	lost := float64(sampler.over.Load()-s.o0) / busyAverage()
 	work := max(float64(win)-lost, float64(win)/50)
 	scale := max(float64(span)-lost, work) / work
+	if a := allocated(); a >= 0 && s.a0 >= 0 && sampler.allocClock {
+		// The program's allocations are a clock of its work that metering
+		// does not move: prefer it where there are enough of them.
+		if all, in := a-s.a0, windowAlloc(a)-s.aw0; in >= minWindowAlloc && all >= in {
+			scale = float64(all) / float64(in)
+		}
+	}
 	est := func(a, b int64) int64 { return int64(float64(a-b) * scale) }
 	e.count += est(w.count, s.win.count) - (sum.count - s.base.count)
 	e.total += est(w.total, s.win.total) - (sum.total - s.base.total)
 	e.inherent += est(w.inherent, s.win.inherent) - (sum.inherent - s.base.inherent)
 	return e
+}
+
+// Allocation as a clock of work. The windows' share of the program's work
+// is what their counts are scaled by; taken in time, it is their length
+// less what their metering cost, and that cost is measured on empty
+// firings, which a program's firings exceed (their clock reads wait for
+// its instructions in flight; their branches and lines meet its own): on
+// goldmark the windows' work came out at about twice the truth, and the
+// sampled counts at half. The bytes the program allocates do not move
+// with metering (no firing allocates), and windows open at random times,
+// so the windows' share of them is their share of the work, on average,
+// wherever the program allocates in proportion to what it does. Where the
+// windows saw at least minWindowAlloc of them, the estimates are scaled by
+// that share; elsewhere (a program that hardly allocates), by the windows'
+// time less their metering.
+const minWindowAlloc = 1 << 20
+
+var allocRead struct {
+	sync.Mutex
+	sample [1]metrics.Sample
+}
+
+// allocated returns the bytes the program has allocated on the heap so
+// far (runtime/metrics, counted when a span is handed to an allocating
+// P), or -1 where the runtime does not say. It does not allocate.
+func allocated() int64 {
+	allocRead.Lock()
+	defer allocRead.Unlock()
+	allocRead.sample[0].Name = "/gc/heap/allocs:bytes"
+	metrics.Read(allocRead.sample[:])
+	if allocRead.sample[0].Value.Kind() != metrics.KindUint64 {
+		return -1
+	}
+	return int64(allocRead.sample[0].Value.Uint64())
+}
+
+// windowAlloc returns the bytes allocated in windows so far, a being the
+// bytes allocated in all.
+func windowAlloc(a int64) int64 {
+	sampler.mu.Lock()
+	defer sampler.mu.Unlock()
+	w := sampler.allocWin.Load()
+	if sampler.seq.Load()&1 == 1 && a >= sampler.allocOpen && sampler.allocOpen >= 0 {
+		w += a - sampler.allocOpen
+	}
+	return w
 }

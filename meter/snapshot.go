@@ -57,6 +57,8 @@ type Snapshot struct {
 	Windows         int64       // sampling windows opened
 	WindowNanos     int64       // how long they were open, in all
 	SamplingNanos   int64       // since the first probe was sampled
+	SamplingAlloc   int64       // bytes the program allocated since then (-1: unknown)
+	WindowAlloc     int64       // of those, in windows
 	Dropped         int64       // spans the export path dropped
 	WindowOverhead  int64       // ns the windows' metering took, over all goroutines
 	Interrupted     int64       // sampled firings in windows whose own time held an interruption, taken off (end.go)
@@ -95,6 +97,10 @@ func Take() Snapshot {
 		t := now()
 		s.WindowNanos = windowNanos(t)
 		s.SamplingNanos = nanos(sampler.since.Load(), t)
+		s.SamplingAlloc, s.WindowAlloc = -1, 0
+		if a := allocated(); a >= 0 && sampler.allocSince >= 0 {
+			s.SamplingAlloc, s.WindowAlloc = a-sampler.allocSince, windowAlloc(a)
+		}
 	}
 	for k := range overhead {
 		s.Overheads[k] = [2]int64{overhead[k].inner.Load(), overhead[k].outer.Load()}
