@@ -15,9 +15,16 @@
 // main that waits for a signal) has no counterpart in the profile: -exclude
 // leaves such probes out of both.
 //
+// With -truth, a model of the same work with every firing metered
+// (METER_HOTSPOT_ENABLED=false, same rounds or requests), it also prints,
+// for the profile's top 10, how the model's counts compare with the true
+// ones, and its own time per call with the profile's (the CPU time charged
+// to the probe over its true count): what the estimates of sampled probes
+// are made of. It checks nothing more.
+//
 // It exits 1 when a check fails.
 //
-//	go run ./bench/agreement [-exclude regexp] model.csv cpu.pprof
+//	go run ./bench/agreement [-exclude regexp] [-truth every.csv] model.csv cpu.pprof
 package main
 
 import (
@@ -32,9 +39,10 @@ import (
 
 func main() {
 	exclude := flag.String("exclude", "", "leave out probes whose names match `regexp` (probes that only wait)")
+	truthFile := flag.String("truth", "", "a model of the same work with every firing metered, to compare counts and time per call with")
 	flag.Parse()
 	if flag.NArg() != 2 {
-		fmt.Fprintln(os.Stderr, "usage: agreement [-exclude regexp] model.csv cpu.pprof")
+		fmt.Fprintln(os.Stderr, "usage: agreement [-exclude regexp] [-truth every.csv] model.csv cpu.pprof")
 		os.Exit(2)
 	}
 	m, err := report.LoadModel(flag.Arg(0))
@@ -63,9 +71,42 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	ok := compare(os.Stdout, m.Rows, prof)
+	ok, top := compare(os.Stdout, m.Rows, prof)
+	if *truthFile != "" {
+		t, err := report.LoadModel(*truthFile)
+		if err != nil {
+			fail(err)
+		}
+		perCall(os.Stdout, m.Rows, t.Rows, top)
+	}
 	if !ok {
 		os.Exit(1)
+	}
+}
+
+// perCall prints, for the profile's top probes (with the CPU ns charged to
+// each), the model's count over the true one and the ns per call of the
+// model's inherent time and of the profile's.
+func perCall(w *os.File, rows, truth []report.Row, top []charge) {
+	model, every := map[string]report.Row{}, map[string]report.Row{}
+	for _, r := range rows {
+		model[r.Probe] = r
+	}
+	for _, r := range truth {
+		every[r.Probe] = r
+	}
+	fmt.Fprintf(w, "\n| probe | true count | model count / true | model ns/call (own) | profile ns/call |\n| --- | ---: | ---: | ---: | ---: |\n")
+	for _, c := range top {
+		r, t := model[c.probe], every[c.probe]
+		if t.Count == 0 {
+			fmt.Fprintf(w, "| %s | not in the true model | | | |\n", c.probe)
+			continue
+		}
+		own := 0.0
+		if r.Count > 0 {
+			own = float64(r.InherentTotal) / float64(r.Count)
+		}
+		fmt.Fprintf(w, "| %s | %d | %.2f | %.1f | %.1f |\n", c.probe, t.Count, float64(r.Count)/float64(t.Count), own, c.ns/float64(t.Count))
 	}
 }
 
@@ -74,13 +115,20 @@ func fail(err error) {
 	os.Exit(2)
 }
 
+// charge is the CPU time, in ns, the profile charges to a probe.
+type charge struct {
+	probe string
+	ns    float64
+}
+
 type share struct {
 	probe string
 	value float64 // share, 0..1
 }
 
-// compare writes the table and reports whether every check holds.
-func compare(w *os.File, rows []report.Row, prof *report.Profile) bool {
+// compare writes the table and reports whether every check holds, and
+// what the profile charged to its top 10.
+func compare(w *os.File, rows []report.Row, prof *report.Profile) (bool, []charge) {
 	probed := map[string]report.Row{}
 	var modelTotal float64
 	for _, r := range rows {
@@ -140,7 +188,11 @@ func compare(w *os.File, rows []report.Row, prof *report.Profile) bool {
 	}
 	want := (8*top + 9) / 10
 	fmt.Fprintf(w, "\nof the profile's top %d: %d in the model's top 15 (want ≥ %d); of its top 5, %d disabled (want 0); %d with shares more than 5 points apart (want 0)\n", top, inTop15, want, dropped, far)
-	return inTop15 >= want && dropped == 0 && far == 0
+	var top10 []charge
+	for _, s := range profile[:top] {
+		top10 = append(top10, charge{s.probe, charged[s.probe]})
+	}
+	return inTop15 >= want && dropped == 0 && far == 0, top10
 }
 
 func ranked(m map[string]float64, total float64) []share {

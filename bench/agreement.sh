@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Does the model agree with a CPU profile of the same run? At default
+# properties, on the two programs of example/:
+#   - goldmark (as make example instruments it), rendering the corpus
+#     ROUNDS times with -cpuprofile;
+#   - example/service, serving REQUESTS requests from its load generator
+#     with -cpuprofile, ended by SIGTERM.
+# Each run is checked by bench/agreement (its doc says how); the functions
+# of the service that only wait (main, serve and its goroutine) are left
+# out of both sides. Prints each run's table and a summary line per
+# program; exits 1 when any run fails.
+#
+#   bench/agreement.sh [runs]        (default 5 of each)
+#
+# AGREEMENT_WORK sets where builds, models and profiles go.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+GO=${GO:-go}
+RUNS=${1:-5}
+ROUNDS=${ROUNDS:-4000}
+REQUESTS=${REQUESTS:-40000}
+WORK=${AGREEMENT_WORK:-$ROOT/.meterinject/agreement}
+WAITING='^main\.(main|serve)(\.func[0-9]+)?$'
+export GOWORK=off
+mkdir -p "$WORK"
+
+cd "$ROOT"
+(cd cmd/meterinject && $GO build -o "$WORK/meterinject" .)
+$GO build -o "$WORK/agreement" ./bench/agreement
+cd "$ROOT/example"
+$GO mod download
+"$WORK/meterinject" -overlay "$WORK/goldmark.json" -cache "$WORK/goldmark-cache" -runtime "$ROOT" \
+	. github.com/yuin/goldmark/... >/dev/null
+$GO build -overlay "$WORK/goldmark.json" -o "$WORK/goldmark" .
+"$WORK/meterinject" -overlay "$WORK/service.json" -cache "$WORK/service-cache" -runtime "$ROOT" ./service >/dev/null
+$GO build -overlay "$WORK/service.json" -o "$WORK/service" ./service
+$GO build -o "$WORK/load" ./service # the load generator, plain
+
+failed=0
+goldmark=0
+for i in $(seq 1 "$RUNS"); do
+	rm -f "$WORK/goldmark$i.csv"
+	METER_EXPORT_CSV="$WORK/goldmark$i.csv" "$WORK/goldmark" -n "$ROUNDS" \
+		-corpus "$ROOT/example/corpus" -cpuprofile "$WORK/goldmark$i.pprof" >/dev/null
+	echo "== goldmark, run $i of $RUNS"
+	if "$WORK/agreement" "$WORK/goldmark$i.csv" "$WORK/goldmark$i.pprof"; then
+		goldmark=$((goldmark + 1))
+	else
+		failed=1
+	fi
+done
+
+service=0
+for i in $(seq 1 "$RUNS"); do
+	rm -f "$WORK/service$i.csv"
+	fifo="$WORK/service.fifo"
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	METER_EXPORT_CSV="$WORK/service$i.csv" "$WORK/service" -graceful \
+		-cpuprofile "$WORK/service$i.pprof" >"$fifo" &
+	pid=$!
+	exec 3<"$fifo"
+	addr=""
+	read -r line <&3 || true # the service prints one line once it listens
+	addr=${line#listening on }
+	if [ -z "$addr" ] || [ "$addr" = "$line" ]; then
+		echo "agreement: the service did not start" >&2
+		kill "$pid" 2>/dev/null || true
+		exit 2
+	fi
+	"$WORK/load" -load "$addr" -n "$REQUESTS" >/dev/null
+	kill -TERM "$pid"
+	wait "$pid"
+	exec 3<&-
+	echo "== example/service, run $i of $RUNS"
+	if "$WORK/agreement" -exclude "$WAITING" "$WORK/service$i.csv" "$WORK/service$i.pprof"; then
+		service=$((service + 1))
+	else
+		failed=1
+	fi
+done
+
+echo
+echo "goldmark: $goldmark of $RUNS runs agree; example/service: $service of $RUNS"
+exit "$failed"
