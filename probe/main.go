@@ -65,6 +65,50 @@ func announce() {
 var handled struct {
 	sync.Mutex
 	regs map[any]*sigset // by channel, or by NotifyContext call
+
+	// A signal reaches the program's channel and the runtime's at once, and
+	// the program may stop handling it (its shutdown ends with stop())
+	// before the runtime's goroutine has looked: what the runtime decides
+	// must be what held when the signal came. So a registration that ends
+	// while a signal is on its way to that decision (received, or still in
+	// the runtime's channel) leaves it in grace, which the next decision
+	// counts as handled and then clears.
+	grace map[os.Signal]bool
+}
+
+// inFlight puts in grace those of the signals a registration that is
+// ending had, r, that are on their way to a decision. Under handled.
+func inFlight(r *sigset) {
+	if !pendingSignal() {
+		return
+	}
+	for _, s := range watched { // which one is on its way is not known: each
+
+		if r.has(s) {
+			if handled.grace == nil {
+				handled.grace = map[os.Signal]bool{}
+			}
+			handled.grace[s] = true
+		}
+	}
+}
+
+// decide reports whether the program handled s when it came: a
+// registration has it, or one that had it ended while s was on its way.
+func decide(s os.Signal) bool {
+	handled.Lock()
+	defer handled.Unlock()
+	decided()
+	h := handled.grace[s]
+	if !pendingSignal() {
+		handled.grace = nil
+	}
+	for _, r := range handled.regs {
+		if r.has(s) {
+			h = true
+		}
+	}
+	return h
 }
 
 type sigset struct {
@@ -99,6 +143,9 @@ func markHandled(key any, sig []os.Signal) {
 func unmarkHandled(key any) {
 	handled.Lock()
 	defer handled.Unlock()
+	if r := handled.regs[key]; r != nil {
+		inFlight(r)
+	}
 	delete(handled.regs, key)
 }
 
@@ -107,6 +154,9 @@ func unmarkHandled(key any) {
 func unmarkSignals(sig []os.Signal) {
 	handled.Lock()
 	defer handled.Unlock()
+	for _, r := range handled.regs {
+		inFlight(r)
+	}
 	if len(sig) == 0 {
 		handled.regs = nil
 		return
@@ -122,17 +172,6 @@ func unmarkSignals(sig []os.Signal) {
 			}
 		}
 	}
-}
-
-func handles(s os.Signal) bool {
-	handled.Lock()
-	defer handled.Unlock()
-	for _, r := range handled.regs {
-		if r.has(s) {
-			return true
-		}
-	}
-	return false
 }
 
 // Notify is signal.Notify, and tells the runtime that the program handles
@@ -186,7 +225,7 @@ func NotifyContext(parent context.Context, sig ...os.Signal) (context.Context, c
 // the exports and lets the signal end the process as it would have ended
 // it without meter (same exit status).
 func onSignal(s os.Signal, stop func()) {
-	if handles(s) {
+	if decide(s) {
 		flush()
 		return
 	}

@@ -11,3 +11,10 @@ func watchSignals() {}
 func redeliver(os.Signal) {}
 
 func rewatch([]os.Signal) {}
+
+// watched are the signals the runtime catches: none here.
+var watched []os.Signal
+
+func pendingSignal() bool { return false }
+
+func decided() {}

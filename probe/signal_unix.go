@@ -16,21 +16,30 @@ var (
 	watched = []os.Signal{syscall.SIGTERM, syscall.SIGINT}
 	watchMu sync.Mutex
 	watch   chan os.Signal
+
+	// mailbox gets every signal watch gets, and no goroutine waits on it:
+	// a signal handed to the goroutine waiting on watch is out of that
+	// channel before the goroutine runs, but it stays in mailbox until the
+	// runtime has decided on it (decide), so that a registration ending
+	// meanwhile sees it on its way.
+	mailbox chan os.Signal
 )
 
 // watchSignals catches SIGTERM and SIGINT for the model's sake (onSignal).
 func watchSignals() {
-	c := make(chan os.Signal, 1)
+	c, m := make(chan os.Signal, 1), make(chan os.Signal, 8)
 	watchMu.Lock()
-	watch = c
+	watch, mailbox = c, m
+	signal.Notify(m, watched...)
 	signal.Notify(c, watched...)
 	watchMu.Unlock()
 	go func() {
 		for s := range c {
 			onSignal(s, func() {
 				watchMu.Lock()
-				watch = nil
+				watch, mailbox = nil, nil
 				signal.Stop(c)
+				signal.Stop(m)
 				watchMu.Unlock()
 			})
 		}
@@ -48,10 +57,12 @@ func rewatch(sig []os.Signal) {
 	for _, w := range watched {
 		for _, s := range sig {
 			if s == w {
+				signal.Notify(mailbox, w)
 				signal.Notify(watch, w)
 			}
 		}
 		if len(sig) == 0 {
+			signal.Notify(mailbox, w)
 			signal.Notify(watch, w)
 		}
 	}
@@ -62,5 +73,23 @@ func rewatch(sig []os.Signal) {
 func redeliver(s os.Signal) {
 	if n, ok := s.(syscall.Signal); ok {
 		syscall.Kill(os.Getpid(), n)
+	}
+}
+
+// pendingSignal reports whether a signal has reached the runtime and waits
+// for its decision.
+func pendingSignal() bool {
+	watchMu.Lock()
+	defer watchMu.Unlock()
+	return mailbox != nil && len(mailbox) > 0
+}
+
+// decided takes one signal out of mailbox: the runtime has decided on it.
+func decided() {
+	watchMu.Lock()
+	defer watchMu.Unlock()
+	select {
+	case <-mailbox:
+	default:
 	}
 }
