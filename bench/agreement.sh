@@ -71,8 +71,14 @@ for i in $(seq 1 "$RUNS"); do
 	fi
 	"$WORK/load" -load "$addr" -n "$REQUESTS" >/dev/null
 	kill -TERM "$pid"
-	wait "$pid"
+	status=0
+	wait "$pid" || status=$?
 	exec 3<&-
+	if [ "$status" != 0 ]; then
+		echo "agreement: the service, which handles SIGTERM, ended with status $status" >&2
+		failed=1
+		continue
+	fi
 	echo "== example/service, run $i of $RUNS"
 	if "$WORK/agreement" -exclude "$WAITING" "$WORK/service$i.csv" "$WORK/service$i.pprof"; then
 		service=$((service + 1))
