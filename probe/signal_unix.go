@@ -81,7 +81,7 @@ func redeliver(s os.Signal) {
 func pendingSignal() bool {
 	watchMu.Lock()
 	defer watchMu.Unlock()
-	return mailbox != nil && len(mailbox) > 0
+	return len(mailbox) > 0
 }
 
 // decided takes one signal out of mailbox: the runtime has decided on it.
