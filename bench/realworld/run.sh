@@ -69,15 +69,22 @@ entry() { awk -v mv="$1" '$1 == mv { sub(/#.*/, ""); print; exit }' "$LIST"; }
 # excepts MV: prints "PACKAGE TEST<TAB>reason" for the exceptions of MV.
 excepts() {
 	awk -v mv="$1" '
-		/^[[:space:]]*#/ || NF == 0 { next }
+		/^[[:space:]]*#/ || NF == 0 || $1 == "skip" { next }
 		$1 == "except" { if (cur == mv) { p = $2; t = $3; sub(/:$/, "", t); r = $0; sub(/^[^:]*:[[:space:]]*/, "", r); print p " " t "\t" r }; next }
+		{ cur = $1 }' "$LIST"
+}
+# skips MV: prints "TEST<TAB>reason" for the tests of MV that are not run.
+skips() {
+	awk -v mv="$1" '
+		/^[[:space:]]*#/ || NF == 0 || $1 == "except" { next }
+		$1 == "skip" { if (cur == mv) { t = $2; sub(/:$/, "", t); r = $0; sub(/^[^:]*:[[:space:]]*/, "", r); print t "\t" r }; next }
 		{ cur = $1 }' "$LIST"
 }
 if [ -n "${REALWORLD_MODULES:-}" ]; then
 	MODULES=$REALWORLD_MODULES
 else
 	MODULES=$(awk -v set="$SET" '
-		/^[[:space:]]*#/ || NF == 0 || $1 == "except" { next }
+		/^[[:space:]]*#/ || NF == 0 || $1 == "except" || $1 == "skip" { next }
 		{ sub(/#.*/, ""); ci = 0; for (i = 2; i <= NF; i++) if ($i == "ci") ci = 1 }
 		set == "all" || ci { print $1 }' "$LIST")
 fi
@@ -138,6 +145,11 @@ for mv in $MODULES; do
 	excepts "$mv" > "$out/excepts.txt"
 	cut -f1 "$out/excepts.txt" > "$out/except"
 	echo "== $mv ($flags)"
+	skipargs=()
+	if skipre=$(skips "$mv" | cut -f1 | paste -sd'|' -) && [ -n "$skipre" ]; then
+		skipargs=(-skip "^($skipre)\$")
+		skips "$mv" | while IFS=$'\t' read -r t reason; do echo "   not run, plain or instrumented: $t ($reason)"; done
+	fi
 	mstart=$(now)
 	dir=$(cd "$WORK" && $GO mod download -json "$mv" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 	if [ -z "$dir" ]; then echo "realworld: cannot download $mv"; exit 1; fi
@@ -154,7 +166,7 @@ for mv in $MODULES; do
 	cd "$wrap"
 	$GO list -mod=mod -test -deps "$mod/..." > /dev/null
 	t=$(now)
-	$GO test -count=1 -timeout 60m -json "$mod/..." > "$out/plain.json" 2>&1 || true
+	$GO test -count=1 -timeout 60m -json ${skipargs[@]+"${skipargs[@]}"} "$mod/..." > "$out/plain.json" 2>&1 || true
 	tplain=$(since "$t")
 	"$WORK/outcomes" < "$out/plain.json" > "$out/plain.all"
 	"$WORK/outcomes" -except "$out/except" < "$out/plain.json" > "$out/plain.out"
@@ -180,7 +192,7 @@ for mv in $MODULES; do
 		t=$(now)
 		# shellcheck disable=SC2086 # props are words
 		env $props GOFLAGS="-overlay=$out/overlay-nested.json ${GOFLAGS:-}" \
-			$GO test -overlay "$out/overlay.json" -count=1 -timeout 60m -json "$mod/..." > "$out/inst.json" 2>&1 || true
+			$GO test -overlay "$out/overlay.json" -count=1 -timeout 60m -json ${skipargs[@]+"${skipargs[@]}"} "$mod/..." > "$out/inst.json" 2>&1 || true
 		times+=("$(since "$t")")
 		"$WORK/outcomes" < "$out/inst.json" > "$out/inst.all"
 		"$WORK/outcomes" -except "$out/except" < "$out/inst.json" > "$out/inst.out"
