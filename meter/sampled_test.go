@@ -225,8 +225,8 @@ func TestAllocationsScaleTheEstimates(t *testing.T) {
 	h := wireSampling(t, 10, 0.5)
 	big := newProbe(t, "big")
 	sample(t, big)
-	sampler.allocClock = true
-	defer func() { sampler.allocClock = false }()
+	sampler.allocClock.Store(true)
+	defer sampler.allocClock.Store(false)
 	var keep [][]byte
 	// Outside windows: half the time, 9 MB.
 	for range 9 {

@@ -62,17 +62,18 @@ var sampler struct {
 	// metered because a window was open, summed over goroutines, and how
 	// many goroutines metered such firings in each window (at most
 	// GOMAXPROCS), summed over closed windows.
-	over atomic.Int64 // ns
+	over    atomic.Int64 // ns
+	busy    atomic.Int64 // goroutines that metered in the open window
+	busySum atomic.Int64
+	procs   int64
 
-	// What the program allocated: in the windows closed so far, and when
-	// the open one opened (bytes; see allocated).
+	// What the program allocated, in bytes (see allocated): in the windows
+	// closed so far, when the open one opened (under mu), and when the
+	// first probe was sampled.
 	allocWin   atomic.Int64
 	allocOpen  int64
-	allocClock bool         // scale by allocations where there are enough (not with a manual clock: tests)
-	allocSince int64        // bytes allocated when the first probe was sampled
-	busy       atomic.Int64 // goroutines that metered in the open window
-	busySum    atomic.Int64
-	procs      int64
+	allocSince atomic.Int64
+	allocClock atomic.Bool // scale by allocations where there are enough (not with a manual clock: tests)
 }
 
 // noteWindowed counts what a firing metered because a window was open
@@ -115,7 +116,7 @@ func addSampled(p *Probe) {
 	}
 	if !sampler.active.Load() {
 		sampler.since.Store(now())
-		sampler.allocSince = allocated()
+		sampler.allocSince.Store(allocated())
 		sampler.active.Store(true)
 		sampler.period = WindowLength * time.Duration(max(engine.hotspot.Sample, 1))
 		sampler.procs = int64(runtime.GOMAXPROCS(0))
@@ -238,7 +239,7 @@ func resetSampler(manual bool) {
 	sampler.closed.Store(0)
 	sampler.over.Store(0)
 	sampler.allocWin.Store(0)
-	sampler.allocClock = !manual
+	sampler.allocClock.Store(!manual)
 	allocated() // the first read sets runtime/metrics up, and allocates: not in a firing
 	sampler.busy.Store(0)
 	sampler.busySum.Store(0)
@@ -314,7 +315,7 @@ func (p *Probe) adjustment(sum totals, t int64) totals {
 	lost := float64(sampler.over.Load()-s.o0) / busyAverage()
 	work := max(float64(win)-lost, float64(win)/50)
 	scale := max(float64(span)-lost, work) / work
-	if a := allocated(); a >= 0 && s.a0 >= 0 && sampler.allocClock {
+	if a := allocated(); a >= 0 && s.a0 >= 0 && sampler.allocClock.Load() {
 		// The program's allocations are a clock of its work that metering
 		// does not move: prefer it where there are enough of them.
 		if all, in := a-s.a0, windowAlloc(a)-s.aw0; in >= minWindowAlloc && all >= in {

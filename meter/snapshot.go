@@ -98,8 +98,8 @@ func Take() Snapshot {
 		s.WindowNanos = windowNanos(t)
 		s.SamplingNanos = nanos(sampler.since.Load(), t)
 		s.SamplingAlloc, s.WindowAlloc = -1, 0
-		if a := allocated(); a >= 0 && sampler.allocSince >= 0 {
-			s.SamplingAlloc, s.WindowAlloc = a-sampler.allocSince, windowAlloc(a)
+		if a, a0 := allocated(), sampler.allocSince.Load(); a >= 0 && a0 >= 0 {
+			s.SamplingAlloc, s.WindowAlloc = a-a0, windowAlloc(a)
 		}
 	}
 	for k := range overhead {

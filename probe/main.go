@@ -70,9 +70,9 @@ var handled struct {
 	// the program may stop handling it (its shutdown ends with stop())
 	// before the runtime's goroutine has looked: what the runtime decides
 	// must be what held when the signal came. So a registration that ends
-	// while a signal is on its way to that decision (received, or still in
-	// the runtime's channel) leaves it in grace, which the next decision
-	// counts as handled and then clears.
+	// while a signal has reached the runtime and waits for its decision
+	// (in mailbox) leaves its signals in grace, which the decisions count
+	// as handled until none waits.
 	grace map[os.Signal]bool
 }
 
@@ -83,7 +83,6 @@ func inFlight(r *sigset) {
 		return
 	}
 	for _, s := range watched { // which one is on its way is not known: each
-
 		if r.has(s) {
 			if handled.grace == nil {
 				handled.grace = map[os.Signal]bool{}
