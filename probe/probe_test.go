@@ -378,4 +378,32 @@ func TestSignalOnItsWayWhenHandlingEnds(t *testing.T) {
 	if len(box) != 0 {
 		t.Fatalf("%d signals left undecided", len(box))
 	}
+
+	// A burst: three SIGINTs, of which the runtime's full channel got one
+	// (the goroutine had taken none yet) and mailbox all three. Once that
+	// one is decided nothing is on its way, and a registration ending
+	// later leaves no grace.
+	watchMu.Lock()
+	oldWatch, w := watch, make(chan os.Signal, 1)
+	watch = w
+	watchMu.Unlock()
+	defer func() {
+		watchMu.Lock()
+		watch = oldWatch
+		watchMu.Unlock()
+	}()
+	w <- syscall.SIGINT
+	box <- syscall.SIGINT
+	box <- syscall.SIGINT
+	box <- syscall.SIGINT
+	<-w
+	decide(syscall.SIGINT)
+	if len(box) != 0 {
+		t.Fatalf("after a burst, %d signals left in mailbox with none in the runtime's channel", len(box))
+	}
+	_, stop = NotifyContext(context.Background(), term)
+	stop()
+	if decide(term) {
+		t.Fatal("a SIGTERM after handling ended, following a burst: handled")
+	}
 }

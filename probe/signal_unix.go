@@ -84,12 +84,19 @@ func pendingSignal() bool {
 	return len(mailbox) > 0
 }
 
-// decided takes one signal out of mailbox: the runtime has decided on it.
+// decided takes the signal the runtime has decided on out of mailbox, and
+// any that watch never got: when signals come faster than the runtime's
+// goroutine takes them, watch, full, drops some that mailbox keeps, and
+// those would otherwise stay there as on their way for ever. What is left
+// is one for each signal still in watch.
 func decided() {
 	watchMu.Lock()
 	defer watchMu.Unlock()
-	select {
-	case <-mailbox:
-	default:
+	for first := true; first || len(mailbox) > len(watch); first = false {
+		select {
+		case <-mailbox:
+		default:
+			return
+		}
 	}
 }
