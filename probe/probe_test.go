@@ -322,15 +322,7 @@ func TestNestedFiringsInOneFunction(t *testing.T) {
 // held when the signal came: the program handled it, so the runtime must
 // not end the process under the program's shutdown.
 func TestSignalOnItsWayWhenHandlingEnds(t *testing.T) {
-	watchMu.Lock()
-	old, box := mailbox, make(chan os.Signal, 8)
-	mailbox = box
-	watchMu.Unlock()
-	defer func() {
-		watchMu.Lock()
-		mailbox = old
-		watchMu.Unlock()
-	}()
+	box := swapChan(t, &mailbox, 8)
 	term := syscall.SIGTERM
 
 	// Reached the runtime, not yet decided on, when the program's stop()
@@ -383,15 +375,7 @@ func TestSignalOnItsWayWhenHandlingEnds(t *testing.T) {
 	// (the goroutine had taken none yet) and mailbox all three. Once that
 	// one is decided nothing is on its way, and a registration ending
 	// later leaves no grace.
-	watchMu.Lock()
-	oldWatch, w := watch, make(chan os.Signal, 1)
-	watch = w
-	watchMu.Unlock()
-	defer func() {
-		watchMu.Lock()
-		watch = oldWatch
-		watchMu.Unlock()
-	}()
+	w := swapChan(t, &watch, 1)
 	w <- syscall.SIGINT
 	box <- syscall.SIGINT
 	box <- syscall.SIGINT
@@ -406,4 +390,19 @@ func TestSignalOnItsWayWhenHandlingEnds(t *testing.T) {
 	if decide(term) {
 		t.Fatal("a SIGTERM after handling ended, following a burst: handled")
 	}
+}
+
+// swapChan puts a new channel of size n in *c, one of the runtime's signal
+// channels, for the running test, and returns it.
+func swapChan(t *testing.T, c *chan os.Signal, n int) chan os.Signal {
+	watchMu.Lock()
+	old, fresh := *c, make(chan os.Signal, n)
+	*c = fresh
+	watchMu.Unlock()
+	t.Cleanup(func() {
+		watchMu.Lock()
+		*c = old
+		watchMu.Unlock()
+	})
+	return fresh
 }
