@@ -294,9 +294,10 @@ func (p *Probe) startSampling(sum totals, t int64) {
 // adjustment returns what the estimates add to p's statistics sum: the
 // ended stretches' adjustments, and, while p is sampled, the current
 // stretch's, measured at tick t. A stretch's estimate is what windows
-// measured of it, divided by the share of its time the windows took; the
-// adjustment is that estimate less what its metered firings recorded.
-// Under p.sampling.mu.
+// measured of it, divided by the share of the program's work the windows
+// held over the stretch (in bytes allocated, or in time less the windows'
+// metering; see allocated); the adjustment is that estimate less what its
+// metered firings recorded. Under p.sampling.mu.
 func (p *Probe) adjustment(sum totals, t int64) totals {
 	e := p.sampling.extra
 	if p.State() != Sampled {
