@@ -5,6 +5,7 @@ package probe
 import (
 	"os"
 	"os/signal"
+	"slices"
 	"sync"
 	"syscall"
 )
@@ -55,13 +56,7 @@ func rewatch(sig []os.Signal) {
 		return
 	}
 	for _, w := range watched {
-		for _, s := range sig {
-			if s == w {
-				signal.Notify(mailbox, w)
-				signal.Notify(watch, w)
-			}
-		}
-		if len(sig) == 0 {
+		if len(sig) == 0 || slices.Contains(sig, w) {
 			signal.Notify(mailbox, w)
 			signal.Notify(watch, w)
 		}
