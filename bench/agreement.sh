@@ -4,7 +4,12 @@
 #   - goldmark (as make example instruments it), rendering the corpus
 #     ROUNDS times with -cpuprofile;
 #   - example/service, serving REQUESTS requests from its load generator
-#     with -cpuprofile, ended by SIGTERM.
+#     with -cpuprofile, ended by SIGTERM. The model's times are wall time,
+#     a CPU profile's are CPU time: they agree where the service has its
+#     cores to itself. So, on a machine of 2 cores or more, the service
+#     runs on core 0 (GOMAXPROCS=1) and its load generator on core 1;
+#     PIN=0 runs both on every core, as in a load test on one machine,
+#     where a request's wait for a core is part of its wall time.
 # Each run is checked by bench/agreement (its doc says how); the functions
 # of the service that only wait (main, serve and its goroutine) are left
 # out of both sides. Prints each run's table and a summary line per
@@ -19,7 +24,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 GO=${GO:-go}
 RUNS=${1:-5}
 ROUNDS=${ROUNDS:-4000}
-REQUESTS=${REQUESTS:-40000}
+REQUESTS=${REQUESTS:-100000}
+PIN=${PIN:-1}
 WORK=${AGREEMENT_WORK:-$ROOT/.meterinject/agreement}
 WAITING='^main\.(main|serve)(\.func[0-9]+)?$'
 export GOWORK=off
@@ -36,6 +42,13 @@ $GO build -overlay "$WORK/goldmark.json" -o "$WORK/goldmark" .
 "$WORK/meterinject" -overlay "$WORK/service.json" -cache "$WORK/service-cache" -runtime "$ROOT" ./service >/dev/null
 $GO build -overlay "$WORK/service.json" -o "$WORK/service" ./service
 $GO build -o "$WORK/load" ./service # the load generator, plain
+
+serve=()
+drive=()
+if [ "$PIN" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+	serve=(env GOMAXPROCS=1 taskset -c 0)
+	drive=(taskset -c 1)
+fi
 
 failed=0
 goldmark=0
@@ -57,7 +70,7 @@ for i in $(seq 1 "$RUNS"); do
 	fifo="$WORK/service.fifo"
 	rm -f "$fifo"
 	mkfifo "$fifo"
-	METER_EXPORT_CSV="$WORK/service$i.csv" "$WORK/service" -graceful \
+	METER_EXPORT_CSV="$WORK/service$i.csv" ${serve[@]+"${serve[@]}"} "$WORK/service" -graceful \
 		-cpuprofile "$WORK/service$i.pprof" >"$fifo" &
 	pid=$!
 	exec 3<"$fifo"
@@ -69,7 +82,7 @@ for i in $(seq 1 "$RUNS"); do
 		kill "$pid" 2>/dev/null || true
 		exit 2
 	fi
-	"$WORK/load" -load "$addr" -n "$REQUESTS" >/dev/null
+	${drive[@]+"${drive[@]}"} "$WORK/load" -load "$addr" -n "$REQUESTS" >/dev/null
 	kill -TERM "$pid"
 	status=0
 	wait "$pid" || status=$?
