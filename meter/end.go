@@ -181,7 +181,14 @@ func judge(p *Probe, spot bool, incl, inh, n, t int64) {
 				}
 			}
 		default:
-			if p.deficit.Add(1) == h.Initial {
+			d := p.deficit.Add(1)
+			if d > h.Initial {
+				// It found p enabled, but a firing that ran the balance out
+				// before it has decided p's state: the balance stays at zero.
+				p.deficit.Add(-1)
+				return
+			}
+			if d == h.Initial {
 				sum := p.stats.sum()
 				switch n := max(sum.count, 1); {
 				case h.Label(sum.total/n, sum.inherent/n):
