@@ -64,6 +64,13 @@ func WriteMeta(w io.Writer, s meter.Snapshot) error {
 		}
 		num("sampling_overhead_ns", s.WindowOverhead)
 		num("interrupted", s.Interrupted)
+		num("counting_windows", s.CountWindows)
+		num("counting_window_ns", s.CountNanos)
+		if s.SamplingAlloc >= 0 {
+			num("counting_window_alloc_bytes", s.CountAlloc)
+		}
+		num("counted", s.Counted)
+		num("count_overhead_ns", s.CountOverhead)
 	}
 	if len(s.Roots) > 0 {
 		line("roots", strings.Join(s.Roots, " "))

@@ -111,6 +111,27 @@ notenabled:
 	IMULQ CX, R9
 	CMPL AX, $const_Sampled
 	JNE  disabled
+	// A sampled probe in a counting window (counting.go): one atomic add
+	// on the probe's stripe of the goroutine; every countEvery-th count
+	// of a stripe goes on in Go (countDue).
+	CMPL ·sampler+samplerState_counting(SB), $0
+	JEQ  sampledgo
+	MOVQ Probe_counts(BX), DI
+	TESTQ DI, DI
+	JEQ  quiet
+	MOVQ 0(DI), DI
+	MOVQ R9, DX
+	SHRQ $61, DX
+	SHLQ $6, DX
+	MOVQ $1, R8
+	LOCK
+	XADDQ R8, (DI)(DX*1)
+	INCQ R8
+	TESTQ $const_countEvery-1, R8
+	JNE  quiet
+	FRAME
+	JMP  ·countDue(SB)
+sampledgo:
 	FRAME
 	JMP  ·sampled(SB)
 disabled:

@@ -169,6 +169,9 @@ func measure(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 // sampling window is open (its on-word is set only then).
 func sampled(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 	if sampler.seq.Load()&1 == 0 {
+		if sampler.counting.Load() {
+			p.countFiring()
+		}
 		return nil
 	}
 	return meterDue(p, pos, pc, false)

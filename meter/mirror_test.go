@@ -49,10 +49,20 @@ func (m *mirrorRun) fire(i int, cost int64, body func()) {
 }
 
 // script fires five probes in nested patterns, with a disabled and a
-// sampled probe among them, across a few goroutines one after another.
+// sampled probe among them, across a few goroutines one after another; in
+// some rounds a metered window is open, in others a counting one.
 func (m *mirrorRun) script() {
 	m.probes[3].Disable(DisabledHotspot)
 	for round := 0; round < 300; round++ {
+		switch round % 100 {
+		case 60, 80:
+			openWindow()
+		case 65, 85:
+			closeWindow()
+			openCountingWindow()
+		case 70, 90:
+			closeWindow()
+		}
 		m.fire(0, 1*us, func() {
 			m.fire(1, int64(round%7)*us, func() {
 				m.fire(2, 100, nil)
@@ -84,8 +94,8 @@ func (m *mirrorRun) state() string {
 		if ls := p.count.leases.Load(); ls != nil {
 			taken = ls.taken.Load()
 		}
-		s += fmt.Sprintf("%d: state %d count %d metered %d total %d inherent %d label %q taken %d counted %d\n",
-			i, p.State(), r.Count, r.Metered, r.Total, r.InherentTotal, r.Label, taken, p.count.Counted())
+		s += fmt.Sprintf("%d: state %d count %d metered %d total %d inherent %d label %q taken %d counted %d in windows %d\n",
+			i, p.State(), r.Count, r.Metered, r.Total, r.InherentTotal, r.Label, taken, p.count.Counted(), p.counted())
 	}
 	return s
 }

@@ -45,11 +45,12 @@ type Probe struct {
 	count     Countdown
 
 	stats     stats
-	window    windowStats // its metered firings that a sampling window overlapped
+	window    windowStats                // its metered firings that a sampling window overlapped
+	counts    atomic.Pointer[[]countRow] // its firings counted in counting windows, per stripe (counting.go)
 	sampling  sampling
 	reenabled atomic.Int64
 
-	_ [56]byte // to whole cache lines (lines_test.go)
+	_ [16]byte // to whole cache lines (lines_test.go)
 }
 
 // Name returns the probe's name, as the Go toolchain names the function.

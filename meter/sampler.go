@@ -14,15 +14,16 @@ import (
 // Sampling windows. A sampled probe (a cold probe that is large in total,
 // see hotspot.Rule.Keep) is off, its on-word cleared, except during
 // sampling windows: WindowLength of metering every 1/Sample of the time,
-// for every sampled probe at once. Outside a window its firing costs what
-// a disabled probe's does. Inside one, every firing of a sampled probe
-// that begins is metered, and so are the firings nested in it, so the
-// inherent times measured there are exact. A firing begins in a window
-// with the probability of the share of the program's work the windows
-// held, so the model estimates a sampled probe's totals as what windows
-// measured divided by that share. Metering every firing makes a window
-// run slower than the rest of the run: the share is taken in work, the
-// windows' length less what their metering cost (see calibrate.go).
+// for every sampled probe at once, and as much of counting (counting.go).
+// Outside a window its firing costs what a disabled probe's does. Inside a
+// metered one, every firing of a sampled probe that begins is metered, and
+// so are the firings nested in it, so the inherent times measured there
+// are exact. The model estimates a sampled probe's count from the
+// counting windows, and its times as that count times the means per
+// firing the metered windows measured; before a counting window has
+// counted any, as what the metered windows measured divided by their
+// share of the program's work (their length less what their metering
+// cost, see calibrate.go, or their share of allocations).
 //
 // Windows also correct the inherent time of the probes metered always: a
 // metered firing's inherent time counts the time of the sampled firings
@@ -44,7 +45,11 @@ import (
 // WindowLength is how long one sampling window lasts.
 const WindowLength = 250 * time.Microsecond
 
-var sampler struct {
+var sampler samplerState
+
+// samplerState is a named type so that begin_amd64.s can read its fields
+// by offset (go_asm.h).
+type samplerState struct {
 	mu      sync.Mutex
 	probes  []*Probe      // sampled probes, whose on-words the windows open
 	active  atomic.Bool   // a window has been scheduled: frames track the windows' time
@@ -74,6 +79,16 @@ var sampler struct {
 	allocOpen  int64
 	allocSince atomic.Int64
 	allocClock atomic.Bool // scale by allocations where there are enough (not with a manual clock: tests)
+
+	// Counting windows (counting.go): whether one is open, when it opened,
+	// the ns and the bytes allocated in those closed so far, how many
+	// closed, and the bytes allocated when the open one opened (under mu).
+	counting       atomic.Bool
+	countOpenAt    atomic.Int64
+	countNanos     atomic.Int64
+	countAlloc     atomic.Int64
+	countWindows   atomic.Int64
+	countAllocOpen int64
 }
 
 // noteWindowed counts what a firing metered because a window was open
@@ -144,13 +159,23 @@ func removeSampled(p *Probe) {
 func openWindow() {
 	sampler.mu.Lock()
 	defer sampler.mu.Unlock()
-	if sampler.seq.Load()&1 == 1 || !sampler.active.Load() {
+	if sampler.seq.Load()&1 == 1 || sampler.counting.Load() || !sampler.active.Load() {
+		return
+	}
+	if !sampler.manual && rand.IntN(2) == 0 { // half the windows count (counting.go)
+		openCounting()
 		return
 	}
 	sampler.openAt.Store(now())
 	sampler.allocOpen = allocated()
 	sampler.busy.Store(0)
 	sampler.seq.Add(1)
+	openGates(WindowLength)
+}
+
+// openGates sets every sampled probe's on-word, and the timer that closes
+// the window after d. Under sampler.mu.
+func openGates(d time.Duration) {
 	for _, p := range sampler.probes {
 		if p.gate != nil && engine.on {
 			p.gate.Store(1)
@@ -160,7 +185,17 @@ func openWindow() {
 		if sampler.timer != nil {
 			sampler.timer.Stop()
 		}
-		sampler.timer = time.AfterFunc(WindowLength, closeWindow)
+		sampler.timer = time.AfterFunc(d, closeWindow)
+	}
+}
+
+// closeGates clears the on-words of the probes still sampled. Under
+// sampler.mu.
+func closeGates() {
+	for _, p := range sampler.probes {
+		if p.gate != nil && p.State() == Sampled {
+			p.gate.Store(0)
+		}
 	}
 }
 
@@ -173,7 +208,7 @@ func keepWindows(t int64) {
 	if sampler.manual {
 		return
 	}
-	if sampler.seq.Load()&1 == 1 && t-sampler.openAt.Load() >= sampler.length {
+	if sampler.seq.Load()&1 == 1 && t-sampler.openAt.Load() >= sampler.length || countingOverdue(t) {
 		closeWindow()
 	}
 }
@@ -186,18 +221,21 @@ func toTicks(d time.Duration) int64 {
 	return clock.Ticks(int64(d))
 }
 
-// closeWindow closes the open window, and schedules the next.
+// closeWindow closes the open window (metered or counting), and
+// schedules the next, whose kind openWindow draws: a period apart on
+// average for each kind.
 func closeWindow() {
 	sampler.mu.Lock()
 	defer sampler.mu.Unlock()
+	if sampler.counting.Load() {
+		closeCounting()
+		scheduleNext()
+		return
+	}
 	if sampler.seq.Load()&1 == 0 {
 		return
 	}
-	for _, p := range sampler.probes {
-		if p.gate != nil && p.State() == Sampled {
-			p.gate.Store(0)
-		}
-	}
+	closeGates()
 	t := now()
 	sampler.closeAt.Store(t)
 	sampler.closed.Add(nanos(sampler.openAt.Load(), t))
@@ -206,12 +244,18 @@ func closeWindow() {
 	}
 	sampler.busySum.Add(min(max(sampler.busy.Load(), 1), sampler.procs))
 	sampler.seq.Add(1)
+	scheduleNext()
+}
+
+// scheduleNext sets the timer of the next window. Under sampler.mu.
+func scheduleNext() {
 	if !sampler.manual && sampler.active.Load() {
 		if sampler.timer != nil {
 			sampler.timer.Stop()
 		}
-		d := jitter(sampler.period - WindowLength)
-		sampler.timer = time.AfterFunc(d, openWindow)
+		// Half the windows count, half meter, each WindowLength: a window
+		// every period/2 on average gives each kind 1/Sample of the time.
+		sampler.timer = time.AfterFunc(jitter((sampler.period-2*WindowLength)/2), openWindow)
 	}
 }
 
@@ -244,6 +288,15 @@ func resetSampler(manual bool) {
 	sampler.busy.Store(0)
 	sampler.busySum.Store(0)
 	interruptions.Store(0)
+	sampler.counting.Store(false)
+	sampler.countNanos.Store(0)
+	sampler.countAlloc.Store(0)
+	sampler.countWindows.Store(0)
+	for _, r := range []*overheadRing{&countOverhead} {
+		r.inner.Store(0)
+		r.outer.Store(0)
+		r.next.Store(0)
+	}
 	sampler.manual = manual
 }
 
@@ -272,6 +325,10 @@ type sampling struct {
 	o0    int64  // the windows' overhead then (sampler.over)
 	a0    int64  // bytes the program had allocated then, or -1
 	aw0   int64  // of those, in windows
+	c0    int64  // its firings counted in counting windows then (counting.go)
+	cw0   int64  // ns of counting windows then
+	ca0   int64  // bytes allocated in counting windows then
+	call0 int64  // firings counted then, over every sampled probe
 	extra totals // what estimates added to ended stretches
 }
 
@@ -286,6 +343,9 @@ func (p *Probe) startSampling(sum totals, t int64) {
 	p.sampling.t0, p.sampling.w0, p.sampling.o0 = t, windowNanos(t), sampler.over.Load()
 	p.sampling.a0 = allocated()
 	p.sampling.aw0 = windowAlloc(p.sampling.a0)
+	p.ensureCounts()
+	p.sampling.c0, p.sampling.cw0 = p.counted(), countingNanos(t)
+	p.sampling.ca0, p.sampling.call0 = countingAlloc(p.sampling.a0), countedAll()
 	p.state.CompareAndSwap(uint32(Enabled), uint32(Sampled))
 	p.sampling.mu.Unlock()
 	addSampled(p)
@@ -322,6 +382,15 @@ func (p *Probe) adjustment(sum totals, t int64) totals {
 		if all, in := a-s.a0, windowAlloc(a)-s.aw0; in >= minWindowAlloc && all >= in {
 			scale = float64(all) / float64(in)
 		}
+	}
+	if n, ok := p.countEstimate(t); ok && w.count > s.win.count {
+		// Counted in counting windows; times per firing from the metered
+		// ones (counting.go).
+		m := float64(w.count - s.win.count)
+		e.count += int64(n) - (sum.count - s.base.count)
+		e.total += int64(n*float64(w.total-s.win.total)/m) - (sum.total - s.base.total)
+		e.inherent += int64(n*float64(w.inherent-s.win.inherent)/m) - (sum.inherent - s.base.inherent)
+		return e
 	}
 	est := func(a, b int64) int64 { return int64(float64(a-b) * scale) }
 	e.count += est(w.count, s.win.count) - (sum.count - s.base.count)

@@ -62,6 +62,11 @@ type Snapshot struct {
 	Dropped         int64       // spans the export path dropped
 	WindowOverhead  int64       // ns the windows' metering took, over all goroutines
 	Interrupted     int64       // sampled firings in windows whose own time held an interruption, taken off (end.go)
+	CountWindows    int64       // counting windows closed (counting.go)
+	CountNanos      int64       // ns counting windows were open
+	CountAlloc      int64       // bytes the program allocated in them
+	Counted         int64       // sampled firings they counted
+	CountOverhead   int64       // ns counting a firing costs
 	Overheads       [2][2]int64 // ns, inner and outer overhead of a metered firing: [0] of an enabled probe, [1] of one in a window (calibrate.go)
 	Clamped         uint64      // negative clock differences clamped to zero
 }
@@ -100,7 +105,10 @@ func Take() Snapshot {
 		s.SamplingAlloc, s.WindowAlloc = -1, 0
 		if a, a0 := allocated(), sampler.allocSince.Load(); a >= 0 && a0 >= 0 {
 			s.SamplingAlloc, s.WindowAlloc = a-a0, windowAlloc(a)
+			s.CountAlloc = countingAlloc(a)
 		}
+		s.CountWindows, s.CountNanos = sampler.countWindows.Load(), countingNanos(t)
+		s.Counted, s.CountOverhead = countedAll(), countOverhead.outer.Load()
 	}
 	for k := range overhead {
 		s.Overheads[k] = [2]int64{overhead[k].inner.Load(), overhead[k].outer.Load()}
