@@ -20,7 +20,7 @@ import "sync/atomic"
 // known only to within what the calibrated overhead misses: sampled counts
 // came out at 0.5 to 0.9 of the true ones. A counted firing costs a few
 // ns; the program runs nearly as fast in a counting window as outside,
-// and the counts came out at 0.95 to 1.04 of the true ones on goldmark
+// and the counts came out at 0.97 to 1.02 of the true ones on goldmark
 // (median of a run; what is left is which phases of the program a run's
 // windows happened to land in; design.md, "Sampling windows").
 //
@@ -127,21 +127,24 @@ func openCounting() {
 	openGates(WindowLength)
 }
 
-// countingOverdue reports whether a counting window is open past its
-// length, as of tick t.
+// countingOverdue reports whether a counting window has been open for
+// overdueWindows times its length, as of tick t.
 func countingOverdue(t int64) bool {
-	return sampler.counting.Load() && t-sampler.countOpenAt.Load() >= sampler.length
+	return sampler.counting.Load() && t-sampler.countOpenAt.Load() >= sampler.overdue
 }
 
-// closeCounting closes the open counting window. Under sampler.mu.
-func closeCounting() {
+// closeCounting closes the open counting window, and returns the ns it
+// was open. Under sampler.mu.
+func closeCounting() int64 {
 	closeGates()
-	sampler.countNanos.Add(nanos(sampler.countOpenAt.Load(), now()))
+	open := nanos(sampler.countOpenAt.Load(), now())
+	sampler.countNanos.Add(open)
 	if a := allocated(); a >= 0 && sampler.countAllocOpen >= 0 {
 		sampler.countAlloc.Add(a - sampler.countAllocOpen)
 	}
 	sampler.countWindows.Add(1)
 	sampler.counting.Store(false)
+	return open
 }
 
 // countingNanos returns the ns counting windows have been open, as of

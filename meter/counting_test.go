@@ -98,3 +98,21 @@ func TestCountingFiringsAllocateNothing(t *testing.T) {
 		t.Fatalf("counted %d more outside counting windows, want 0", m-n)
 	}
 }
+
+// A window is closed by its timer, at a scheduling point; a firing closes
+// it only once it is overdueWindows times its length old: closed at its
+// length by the first firing past it, a window held every request's
+// beginning more often than its end.
+func TestWindowsAreOverdueOnlyLate(t *testing.T) {
+	wireSampling(t, 10, 0.5)
+	sample(t, newProbe(t, "p")) // starts the windows
+	openCountingWindow()
+	defer closeWindow()
+	opened := sampler.countOpenAt.Load()
+	if countingOverdue(opened + toTicks(WindowLength)) {
+		t.Fatal("a counting window is overdue at its length")
+	}
+	if !countingOverdue(opened + toTicks(overdueWindows*WindowLength)) {
+		t.Fatalf("a counting window is not overdue at %d times its length", overdueWindows)
+	}
+}

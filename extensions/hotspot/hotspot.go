@@ -18,13 +18,13 @@
 // metered firings cost in all: if their inherent time is at least
 // SampleShare of the wall time they were metered over, the probe is not
 // disabled but sampled. A sampled probe is off, as a disabled one is,
-// except during sampling windows, which are open 1/Sample of the time (250 µs
-// every 25 ms at the default, at random times): there every firing of it
-// that begins is metered, with what is nested in it. The model estimates
-// its totals from the windows (what they measured, over the share of time
-// they took) and labels the row "sampled". It stays sampled: the windows
-// follow what it costs. Sample 0 turns sampling off, and every cold probe
-// is disabled.
+// except during sampling windows, of two kinds, each open 1/Sample of the
+// time (windows of 250 µs or more, at random times): in a counting window
+// every firing of it that begins is counted, in a metered one metered,
+// with what is nested in it. The model estimates its count from the
+// counting windows and its times per firing from the metered ones, and
+// labels the row "sampled". It stays sampled: the windows follow what it
+// costs. Sample 0 turns sampling off, and every cold probe is disabled.
 //
 // This package holds the rule and its properties only; the engine (package
 // meter) keeps each probe's balance and calls Hot and Keep. Nothing here
