@@ -193,7 +193,7 @@ func judge(p *Probe, spot bool, incl, inh, n, t int64) {
 				switch n := max(sum.count, 1); {
 				case h.Label(sum.total/n, sum.inherent/n):
 					p.deficit.Store(0) // hot on average: its cold firings are the many short ones of a hot function
-				case !engine.gated && h.Keep(sum.inherent-p.inhBase.Load(), nanos(p.first.Load(), t)):
+				case !engine.gated && h.Keep(sum.inherent-p.inhBase.Load(), nanos(p.first.Load(), t), p.root.Load()):
 					p.startSampling(sum, t)
 				default:
 					p.Disable(DisabledHotspot)

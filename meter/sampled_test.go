@@ -73,6 +73,26 @@ func TestCheapButLargeProbeIsSampled(t *testing.T) {
 	}
 }
 
+// A root (a request handler) that is cold and small in total is sampled,
+// not disabled: the model keeps every handler's count.
+func TestColdRootIsSampled(t *testing.T) {
+	h := wireSampling(t, 10, 0.5)
+	big, health := newProbe(t, "big"), newProbe(t, "health")
+	health.SetRoot()
+	// health, 100 ns a firing in 2 µs, has 5% of the time: under the share.
+	for i := int64(0); i < h.Initial; i++ {
+		fire(health, 100, nil)
+		clk.Advance(900)
+		fire(big, 1*us, nil)
+	}
+	if s := health.State(); s != Sampled {
+		t.Fatalf("health: state %d, want sampled", s)
+	}
+	if r := health.row(); r.Label != LabelSampled {
+		t.Fatalf("health: label %q, want sampled", r.Label)
+	}
+}
+
 // A probe metered always, whose sampled callee is not metered outside
 // windows, gets the inherent share its firings in windows show.
 func TestInherentUnderSampledCallees(t *testing.T) {

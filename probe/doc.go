@@ -31,8 +31,9 @@
 //	METER_HOTSPOT_THRESHOLD           10       µs, inclusive: a firing at or above both thresholds is hot
 //	METER_HOTSPOT_THRESHOLD_INHERENT  2        µs, inherent
 //	METER_HOTSPOT_INITIAL             1000     starting credit balance: cold firings until disabled
-//	METER_HOTSPOT_SAMPLE              100      a cold probe that is large in total is sampled: metered
-//	                                           in windows open 1/N of the time (0: disabled instead)
+//	METER_HOTSPOT_SAMPLE              100      a cold probe that is large in total, or a root, is sampled:
+//	                                           counted and metered in windows open 1/N of the time each
+//	                                           (0: disabled instead)
 //	METER_HOTSPOT_SAMPLE_SHARE        0.2      %: its metered firings' inherent share of wall time to be sampled
 //	METER_BUDGET_ENABLED              false
 //	METER_BUDGET_PERCENT              10       1..100: measurements one call may cause, as a share of its time

@@ -69,9 +69,16 @@ func (r *Rule) Hot(inclusive, inherent int64) bool {
 
 // Keep reports whether a probe whose balance ran out is sampled rather than
 // disabled: its metered firings spent inherent ns over a window of wall
-// time (ns, from its first metered firing to now).
-func (r *Rule) Keep(inherent, window int64) bool {
-	return r.Sample > 0 && window > 0 && float64(inherent) >= r.SampleShare*float64(window)
+// time (ns, from its first metered firing to now). A root (a request
+// handler, a goroutine's function: the entry of a unit of work) is kept
+// whatever its share: a service's cheap handlers (a health check) are
+// what its owner counts requests by, and a root fires once a request, so
+// its windows cost next to nothing.
+func (r *Rule) Keep(inherent, window int64, root bool) bool {
+	if r.Sample <= 0 {
+		return false
+	}
+	return root || window > 0 && float64(inherent) >= r.SampleShare*float64(window)
 }
 
 // Label reports whether a probe with these mean times is a hotspot.

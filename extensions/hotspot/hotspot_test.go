@@ -14,11 +14,15 @@ func TestRule(t *testing.T) {
 	}
 	// Keep: inherent time against the wall time it was metered over.
 	r.SampleShare = 0.01
-	if !r.Keep(10, 1000) || r.Keep(9, 1000) || r.Keep(10, 0) {
-		t.Errorf("Keep at 1%%: 10/1000 %v, 9/1000 %v, 10/0 %v", r.Keep(10, 1000), r.Keep(9, 1000), r.Keep(10, 0))
+	if !r.Keep(10, 1000, false) || r.Keep(9, 1000, false) || r.Keep(10, 0, false) {
+		t.Errorf("Keep at 1%%: 10/1000 %v, 9/1000 %v, 10/0 %v", r.Keep(10, 1000, false), r.Keep(9, 1000, false), r.Keep(10, 0, false))
+	}
+	// A root is kept whatever its share.
+	if !r.Keep(0, 1000, true) || !r.Keep(9, 1000, true) {
+		t.Errorf("Keep of a root at 0/1000 %v, 9/1000 %v", r.Keep(0, 1000, true), r.Keep(9, 1000, true))
 	}
 	r.Sample = 0
-	if r.Keep(1000, 1000) {
+	if r.Keep(1000, 1000, false) || r.Keep(1000, 1000, true) {
 		t.Errorf("Keep with sampling off")
 	}
 	d := Default()
