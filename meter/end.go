@@ -191,7 +191,7 @@ func judge(p *Probe, spot bool, incl, inh, n, t int64) {
 			if d == h.Initial {
 				sum := p.stats.sum()
 				switch n := max(sum.count, 1); {
-				case h.Label(sum.total/n, sum.inherent/n):
+				case h.Label(sum.total/n, ownTotal(p, sum)/n):
 					p.deficit.Store(0) // hot on average: its cold firings are the many short ones of a hot function
 				case !engine.gated && h.Keep(sum.inherent-p.inhBase.Load(), nanos(p.first.Load(), t), p.root.Load()):
 					p.startSampling(sum, t)
@@ -214,6 +214,26 @@ func judge(p *Probe, spot bool, incl, inh, n, t int64) {
 			p.Disable(DisabledBudget)
 		}
 	}
+}
+
+// ownTotal returns the inherent time of p's metered firings, of totals
+// sum, as hotspot may judge it: as recorded, or, while probes are
+// sampled, the share of their inclusive time that p's firings in windows
+// show as its own. Outside windows its sampled children are not metered,
+// and their time is in its recorded inherent time: judged on that, a
+// caller of cheap sampled functions (yaml.v3's (*parser).sequence) came
+// out hot on average and was metered at every call for good. Before any
+// of its firings was in a window its own time is not known, and 0: it is
+// not kept as hot on average.
+func ownTotal(p *Probe, sum totals) int64 {
+	if !sampler.active.Load() {
+		return sum.inherent
+	}
+	w := p.window.load()
+	if w.total <= 0 {
+		return 0
+	}
+	return int64(float64(sum.total) * float64(w.inherent) / float64(w.total))
 }
 
 // unwind drops the innermost frame: its firing will never reach its End

@@ -270,3 +270,39 @@ func TestAllocationsScaleTheEstimates(t *testing.T) {
 		t.Fatal("lost an allocation")
 	}
 }
+
+// A caller of a sampled function is judged hot on average on its own
+// time as windows show it: outside windows its sampled callee is not
+// metered, and the callee's time, in the caller's recorded inherent time,
+// would keep it metered at every call for good.
+func TestCallerOfSampledIsJudgedOnItsOwnTime(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		window bool // one of its calls in a window shows its own share: 1 µs of 1.5
+		want   State
+	}{
+		{"own time not known yet", false, Sampled},
+		{"own time shown by a window", true, Enabled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := wireSampling(t, 10, 0.5)
+			caller, callee := newProbe(t, "caller"), newProbe(t, "callee")
+			sample(t, callee)
+			short := func() { fire(caller, 1*us, func() { fire(callee, us/2, nil) }) }
+			if tc.window {
+				openWindow()
+				short()
+				closeWindow()
+			}
+			// One long call, all of it the callee's: 500 µs of inclusive
+			// time make the caller's mean 11 µs, past the threshold.
+			fire(caller, 0, func() { fire(callee, 500*us, nil) })
+			for i := int64(0); i < h.Initial; i++ {
+				short()
+			}
+			if s := caller.State(); s != tc.want {
+				t.Fatalf("caller: state %d, want %d", s, tc.want)
+			}
+		})
+	}
+}
