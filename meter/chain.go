@@ -66,8 +66,9 @@ type Span struct {
 // engine is the wired chain. Configure writes it while no firing reads it
 // (at the first probe registration, and in tests between runs).
 var engine struct {
-	on    bool
-	gated bool // a trace gate (tracepoint, flowcheck) is on
+	on       bool
+	gated    bool // a trace gate (tracepoint, flowcheck) is on
+	sampling bool // cold probes may be sampled: metered firings keep what windows show of them
 
 	hotspot    *hotspot.Rule
 	tracepoint *tracepoint.Rule
@@ -102,6 +103,7 @@ func Configure(c Chain) {
 	engine.hotspot, engine.tracepoint, engine.flowcheck = c.Hotspot, c.Tracepoint, c.Flowcheck
 	engine.budget, engine.spotcheck = c.Budget, c.Spotcheck
 	engine.gated = c.Tracepoint != nil || c.Flowcheck != nil
+	engine.sampling = !engine.gated && c.Hotspot != nil && c.Hotspot.Sample > 0
 	engine.traceMax = c.TraceMax
 	if engine.traceMax <= 0 {
 		engine.traceMax = math.MaxInt32

@@ -73,7 +73,7 @@ func (p *Probe) end(fr Firing) int64 {
 				in = int64(float64(incl) * float64(o) / float64(raw))
 			}
 			parent.childWin += in
-			if fr.seq0 == parent.seq0 && fr.seq0&1 == 1 {
+			if fr.seq0&1 == 1 {
 				parent.childSeen += in
 			}
 		} else {
@@ -103,7 +103,8 @@ func (p *Probe) end(fr Firing) int64 {
 		// split over all its firings windows saw, and a firing that was
 		// not whole in a window has the pooled share of its own part as
 		// its inherent time. A window that fell inside a child metered
-		// anyway says nothing of it.
+		// anyway says nothing of it (stretch has what a window that
+		// opened during the firing says).
 		fr.stretch(t, seq, false)
 		self := fr.selfWin - int64(fr.edges[1])*(overhead[pathDue].outer.Load()-overhead[pathDue].inner.Load())/2 -
 			int64(fr.edges[0])*overhead[k].inner.Load()/2

@@ -60,7 +60,7 @@ type Frame struct {
 	span   int32   // index in the goroutine's spans, or -1
 
 	over     int64 // ns of metering overhead nested in it: the outer overheads of the metered firings under it
-	winStart int64 // windowNanos when it began, while sampling windows run; -1 otherwise
+	winStart int64 // windowNanos when it began, where probes may be sampled; -1 otherwise
 
 	// While windows run: what windows showed of the firing's own part
 	// (outside the nested firings metered anyway), measured between clock

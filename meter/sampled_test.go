@@ -125,9 +125,8 @@ func TestInherentUnderSampledCallees(t *testing.T) {
 }
 
 // A firing a window only partly held: the split of its own time and its
-// sampled callees' that the window saw stands for its whole time. A firing
-// that began before the window says nothing: what ran in the window under
-// it may be a sampled firing that began before too, unmetered.
+// sampled callees' that the window saw stands for its whole time, whether
+// it began in the window or before it.
 func TestStraddlingFiringIsCorrected(t *testing.T) {
 	wireSampling(t, 10, 0.5)
 	parent, child := newProbe(t, "parent"), newProbe(t, "child")
@@ -150,20 +149,30 @@ func TestStraddlingFiringIsCorrected(t *testing.T) {
 	if got := w.inherent - w0.inherent; got != 4*us {
 		t.Fatalf("corrected inherent %d ns, want 4 µs (40 × 2/20; measured 22, with two callees unmetered)", got)
 	}
-	// Begun before a window: nothing learnt, nothing added.
+	// Begun before a window, which opens half-way through its own µs
+	// before its third callee: the window holds 1.5 µs of its own and two
+	// callees, and its inherent time is the pooled share of the whole,
+	// 3.5 µs of own time in 39.5.
 	w0 = w
 	fire(parent, 0, func() {
 		for i := 0; i < 4; i++ {
 			if i == 2 {
+				clk.Advance(us / 2)
 				openWindow()
+				clk.Advance(us / 2)
+			} else {
+				clk.Advance(1 * us)
 			}
-			clk.Advance(1 * us)
 			fire(child, 9*us, nil)
 		}
 		closeWindow()
 	})
-	if w = parent.window.load(); w != w0 {
-		t.Fatalf("a firing begun before the window changed the window totals: %+v, was %+v", w, w0)
+	w = parent.window.load()
+	whole := float64(40 * us)
+	want := int64(whole * 3.5 / 39.5)
+	if w.count-w0.count != 1 || w.total-w0.total != 40*us || w.inherent-w0.inherent != want {
+		t.Fatalf("a firing begun before the window: window totals +%d, +%d, +%d; want +1, +40 µs, +%d",
+			w.count-w0.count, w.total-w0.total, w.inherent-w0.inherent, want)
 	}
 }
 
@@ -304,5 +313,32 @@ func TestCallerOfSampledIsJudgedOnItsOwnTime(t *testing.T) {
 				t.Fatalf("caller: state %d, want %d", s, tc.want)
 			}
 		})
+	}
+}
+
+// A firing that began before any probe was sampled (main, a worker's
+// loop) learns its own share from the windows that open during it.
+func TestFiringBegunBeforeSamplingLearnsFromWindows(t *testing.T) {
+	wireSampling(t, 10, 0.5)
+	parent, child := newProbe(t, "parent"), newProbe(t, "child")
+	fire(parent, 0, func() {
+		sample(t, child) // metered, while child is enabled
+		call := func() {
+			clk.Advance(1 * us)
+			fire(child, 9*us, nil)
+		}
+		for range 10 {
+			call() // child not metered: 100 µs of parent's own part
+		}
+		openWindow()
+		for range 10 {
+			call() // the window shows 10 µs own in 100
+		}
+		closeWindow()
+	})
+	// Its own part, 200 µs besides the warm-up's metered calls, at the
+	// window's share: 20 µs.
+	if w := parent.window.load(); w.count != 1 || w.inherent != 20*us {
+		t.Fatalf("parent's window totals: count %d inherent %d, want 1 and 20 µs", w.count, w.inherent)
 	}
 }
