@@ -42,15 +42,16 @@ import (
 // on an idle P at once, on a busy one at its next scheduling point. So on a
 // server whose Ps are busy, a window opens when a request ends (its
 // goroutine waits for the next) and closes when the request running at its
-// end ends: it holds whole requests. Closed at its length exactly, it held
-// every request's beginning more often than its end (on example/service,
-// search handlers began in windows whose timers had ended before their
-// replies, and their own time came out at 10 µs a call against 0.7; the
-// replies' counts, at 1.11 to 1.28 of the true ones). A window still open at overdueWindows times its length (a program
-// that does not reach a scheduling point) is closed by the first firing
-// that finds it so: the end of a metered one, or every 64th count. The gap
-// to the next window is drawn from the length the closed one had, so that
-// each kind still holds 1/Sample of the time. Tests drive windows by hand.
+// end ends: it holds whole requests. Closed at its length exactly, by
+// the first firing past it, it could end in the middle of a search, before
+// the handler's reply (sampled): on example/service the search handler's
+// own time came out at 10 µs a call against 0.7, and the replies' counts
+// at 1.11 to 1.28 of the true ones. A window still open at overdueWindows
+// times its length (a program that does not reach a scheduling point) is
+// closed by the first firing that finds it so: the end of a metered one,
+// or every 64th count. The gap to the next window is drawn from the length
+// the closed one had, so that each kind still holds 1/Sample of the time.
+// Tests drive windows by hand.
 
 // WindowLength is how long one sampling window lasts, at least.
 const WindowLength = 250 * time.Microsecond
@@ -236,8 +237,7 @@ func toTicks(d time.Duration) int64 {
 }
 
 // closeWindow closes the open window (metered or counting), and
-// schedules the next, whose kind openWindow draws: a period apart on
-// average for each kind.
+// schedules the next, whose kind openWindow draws (scheduleNext).
 func closeWindow() {
 	sampler.mu.Lock()
 	defer sampler.mu.Unlock()
