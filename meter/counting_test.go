@@ -1,6 +1,10 @@
 package meter
 
-import "testing"
+import (
+	"math"
+	"testing"
+	"time"
+)
 
 // openCountingWindow opens a counting window by hand (tests).
 func openCountingWindow() {
@@ -114,5 +118,25 @@ func TestWindowsAreOverdueOnlyLate(t *testing.T) {
 	}
 	if !countingOverdue(opened + toTicks(overdueWindows*WindowLength)) {
 		t.Fatalf("a counting window is not overdue at %d times its length", overdueWindows)
+	}
+}
+
+// A window of length l followed by the mean gap gives all windows
+// (countingShare+1)/Sample of the time; one in countingShare+1 is a
+// metered one, so metered windows hold 1/Sample and counting ones
+// countingShare/Sample. Below countingShare+1, windows follow each other.
+func TestWindowGapGivesEachKindItsShare(t *testing.T) {
+	for _, c := range []struct {
+		l      time.Duration
+		sample int64
+	}{{WindowLength, 100}, {3 * WindowLength, 100}, {WindowLength, 1000}, {WindowLength, 10}} {
+		g := windowGap(c.l, c.sample)
+		metered := float64(c.l) / float64(c.l+g) / float64(countingShare+1)
+		if want := 1 / float64(c.sample); math.Abs(metered-want) > 1e-9 {
+			t.Errorf("windows of %v at sample %d: a gap of %v gives metered windows %.6f of the time, want %.6f", c.l, c.sample, g, metered, want)
+		}
+	}
+	if g := windowGap(WindowLength, countingShare); g != 0 {
+		t.Errorf("at sample %d the gap is %v, want 0", countingShare, g)
 	}
 }

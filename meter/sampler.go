@@ -13,9 +13,9 @@ import (
 
 // Sampling windows. A sampled probe (a cold probe that is large in total,
 // see hotspot.Rule.Keep) is off, its on-word cleared, except during
-// sampling windows: WindowLength of metering every 1/Sample of the time,
-// for every sampled probe at once, and as much of counting (counting.go).
-// Outside a window its firing costs what a disabled probe's does. Inside a
+// sampling windows: WindowLength of metering for every sampled probe at
+// once, 1/Sample of the time, and countingShare times as much of counting
+// (counting.go). Outside a window its firing costs what a disabled probe's does. Inside a
 // metered one, every firing of a sampled probe that begins is metered, and
 // so are the firings nested in it, so the inherent times measured there
 // are exact. The model estimates a sampled probe's count from the
@@ -50,7 +50,7 @@ import (
 // times its length (a program that does not reach a scheduling point) is
 // closed by the first firing that finds it so: the end of a metered one,
 // or every 64th count. The gap to the next window is drawn from the length
-// the closed one had, so that each kind still holds 1/Sample of the time.
+// the closed one had, so that each kind still holds its share of the time.
 // Tests drive windows by hand.
 
 // WindowLength is how long one sampling window lasts, at least.
@@ -75,7 +75,7 @@ type samplerState struct {
 	since   atomic.Int64  // ticks when the first probe was sampled
 	closed  atomic.Int64  // ns of the windows closed so far
 	timer   *time.Timer
-	sample  int64 // METER_HOTSPOT_SAMPLE: windows of each kind hold 1/sample of the time
+	sample  int64 // METER_HOTSPOT_SAMPLE: metered windows hold 1/sample of the time (windowGap)
 	manual  bool  // tests open and close windows themselves
 
 	// What windows cost the program: the outer overheads of the firings
@@ -177,7 +177,7 @@ func openWindow() {
 	if sampler.seq.Load()&1 == 1 || sampler.counting.Load() || !sampler.active.Load() {
 		return
 	}
-	if !sampler.manual && rand.IntN(2) == 0 { // half the windows count (counting.go)
+	if !sampler.manual && rand.IntN(countingShare+1) != 0 { // countingShare of every countingShare+1 count (counting.go)
 		openCounting()
 		return
 	}
@@ -268,11 +268,19 @@ func scheduleNext(ns int64) {
 		if sampler.timer != nil {
 			sampler.timer.Stop()
 		}
-		// Half the windows count, half meter: a window of length l every
-		// l×Sample/2 on average gives each kind 1/Sample of the time.
 		l := max(time.Duration(ns), WindowLength)
-		sampler.timer = time.AfterFunc(jitter(l*time.Duration(sampler.sample-2)/2), openWindow)
+		sampler.timer = time.AfterFunc(jitter(windowGap(l, sampler.sample)), openWindow)
 	}
+}
+
+// windowGap returns the mean gap after a window that was open for l, for
+// windows of both kinds to hold (countingShare+1)/sample of the time: a
+// window of length l every l×sample/(countingShare+1) on average. One
+// window in countingShare+1 is a metered one (openWindow), so metered
+// windows hold 1/sample of the time, counting ones countingShare/sample.
+func windowGap(l time.Duration, sample int64) time.Duration {
+	k := time.Duration(countingShare + 1)
+	return l * max(time.Duration(sample)-k, 0) / k
 }
 
 // jitter returns d scaled by a uniform factor in [0.5, 1.5): windows at

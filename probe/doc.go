@@ -32,9 +32,9 @@
 //	METER_HOTSPOT_THRESHOLD_INHERENT  2        µs, inherent
 //	METER_HOTSPOT_INITIAL             1000     starting credit balance: cold firings until disabled
 //	METER_HOTSPOT_SAMPLE              100      a cold probe that is large in total, or a root, is sampled:
-//	                                           counted and metered in windows open 1/N of the time each
+//	                                           metered in windows open 1/N of the time, counted in 4/N
 //	                                           (0: disabled instead)
-//	METER_HOTSPOT_SAMPLE_SHARE        0.2      %: its metered firings' inherent share of wall time to be sampled
+//	METER_HOTSPOT_SAMPLE_SHARE        0.05     %: its metered firings' inherent share of wall time to be sampled
 //	METER_BUDGET_ENABLED              false
 //	METER_BUDGET_PERCENT              10       1..100: measurements one call may cause, as a share of its time
 //	METER_BUDGET_UNIT                 1        µs charged per measurement

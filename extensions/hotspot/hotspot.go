@@ -18,8 +18,9 @@
 // metered firings cost in all: if their inherent time is at least
 // SampleShare of the wall time they were metered over, the probe is not
 // disabled but sampled. A sampled probe is off, as a disabled one is,
-// except during sampling windows, of two kinds, each open 1/Sample of the
-// time (windows of 250 µs or more, at random times): in a counting window
+// except during sampling windows, of two kinds, metered ones open 1/Sample
+// of the time and counting ones four times as much (windows of 250 µs or
+// more, at random times): in a counting window
 // every firing of it that begins is counted, in a metered one metered,
 // with what is nested in it. The model estimates its count from the
 // counting windows and its times per firing from the metered ones, and
@@ -39,7 +40,7 @@ const (
 	DefaultThresholdInherent = 2_000  // ns, METER_HOTSPOT_THRESHOLD_INHERENT
 	DefaultInitial           = 1000   // METER_HOTSPOT_INITIAL
 	DefaultSample            = 100    // METER_HOTSPOT_SAMPLE: sampling windows open 1/N of the time; 0: off
-	DefaultSampleShare       = 0.002  // METER_HOTSPOT_SAMPLE_SHARE (a percentage there, 0.2)
+	DefaultSampleShare       = 0.0005 // METER_HOTSPOT_SAMPLE_SHARE (a percentage there, 0.05)
 )
 
 // Rule is hotspot's configuration.

@@ -26,7 +26,7 @@ func TestRule(t *testing.T) {
 		t.Errorf("Keep with sampling off")
 	}
 	d := Default()
-	if s := d.Settings(); s != "threshold=10000ns inherent=2000ns initial=1000 sample=100 share=0.002" {
+	if s := d.Settings(); s != "threshold=10000ns inherent=2000ns initial=1000 sample=100 share=0.0005" {
 		t.Errorf("Settings() = %q", s)
 	}
 }
