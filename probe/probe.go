@@ -30,11 +30,11 @@ func (p *Probe) Begin() Firing {
 	return p.m.Begin()
 }
 
-// End ends a firing that Begin returned, on the same goroutine, before the
-// function returns: generated code defers it in a function with defers of
-// its own (elsewhere it calls EndAt before each return, after the results
-// are evaluated, so that no frame is added between the function and its
-// callers). End of a firing that is not metered is a test and a branch.
+// End ends a firing that Begin or BeginAt started, on the same goroutine,
+// before the function returns: generated code calls it before each return,
+// after the results are evaluated, so that no frame is added between the
+// function and its callers (or defers it, in a function with defers of its
+// own). End of a firing that is not metered is a test and a branch.
 func (p *Probe) End(f Firing) {
 	if f != nil {
 		p.m.End(f)
@@ -48,13 +48,13 @@ func (p *Probe) End(f Firing) {
 func (p *Probe) Unmetered() Firing { return nil }
 
 // BeginAt starts a firing into *f, a variable the function declared for
-// it (nil), and EndAt ends it: the shape generated code uses. A disabled
+// it (nil), and End(f) ends it: the shape generated code uses. A disabled
 // probe costs the load of its on-word and a branch at BeginAt, which then
-// leaves *f nil, and a test of *f in memory at EndAt. Taking the firing's
+// leaves *f nil, and a load and a test of f at End. Taking the firing's
 // address keeps it out of the registers: in a function whose loops need
 // every register, a firing value kept in one for End across the body
 // costs more than the probe's own instructions (docs/meterinject.md has
-// the measurements). BeginAt and EndAt keep f on the caller's stack.
+// the measurements). BeginAt keeps f on the caller's stack.
 func (p *Probe) BeginAt(f *Firing) {
 	if p.off() {
 		return
@@ -63,7 +63,8 @@ func (p *Probe) BeginAt(f *Firing) {
 }
 
 // EndAt ends the firing BeginAt started into *f, on the same goroutine,
-// before the function returns, like End.
+// before the function returns, like End: what sources instrumented by an
+// earlier meterinject call.
 func (p *Probe) EndAt(f *Firing) { p.End(*f) }
 
 // Name returns the probe's name, or "" before registration.

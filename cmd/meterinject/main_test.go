@@ -57,7 +57,7 @@ func TestCommand(t *testing.T) {
 		t.Fatalf("meterinject -n: %v\n%s", err, stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "+\tmeter__probes[0].BeginAt(&meter__f)") ||
-		!strings.Contains(stdout.String(), "+\tmeter__probes[0].EndAt(&meter__f)") {
+		!strings.Contains(stdout.String(), "+\tmeter__probes[0].End(meter__f)") {
 		t.Errorf("no diff on stdout:\n%s", stdout.String())
 	}
 	if want := "meterinject: 1 packages, 1 files, 1 functions instrumented"; !strings.Contains(stderr.String(), want) {

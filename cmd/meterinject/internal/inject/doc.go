@@ -38,26 +38,29 @@
 //		meter__f := meter__probes[3].Unmetered()
 //		meter__probes[3].BeginAt(&meter__f)
 //		...
-//		meter__probes[3].EndAt(&meter__f)
+//		meter__probes[3].End(meter__f)
 //		return x, nil                       // returns without a call keep their text
 //		...
 //		meter__r0, meter__r1 = g(a), nil    // results that call (or receive, or
-//		meter__probes[3].EndAt(&meter__f)   // allocate) are computed first, so the
+//		meter__probes[3].End(meter__f)      // allocate) are computed first, so the
 //		return                              // time of g is inside the firing
 //	}
 //
 // A function without results gets End before its closing brace too,
 // unless its last statement is terminating. Unnamed results are named
 // (meter__r0, …) only in a function that has a return that computes; a
-// user's result names are used as they are. BeginAt and EndAt are
-// inlined: a disabled probe costs BeginAt's test and EndAt's. The firing
-// is a variable of its own (declared with Unmetered, which is nil: naming
-// its type would take a type alias, which go lines before 1.9 lack) whose
-// address is taken, so that it stays in
+// user's result names are used as they are. BeginAt and End are inlined:
+// a disabled probe costs BeginAt's test and End's. The firing is a
+// variable of its own (declared with Unmetered, which is nil: naming its
+// type would take a type alias, which go lines before 1.9 lack) whose
+// address BeginAt takes, so that it stays in
 // memory: kept in a register across the body, as f := Begin() kept it, it
 // cost the loops of large functions a register (+3.5% of yaml.v3's
-// instructions against +3.0%, docs/meterinject.md). Sources instrumented
-// with that older shape are still taken out by Remove.
+// instructions against +3.0%, docs/meterinject.md). End takes it by value:
+// its load then has End's line, and stands for End's inline mark, which
+// EndAt(&f) left as a NOP before every return. Sources instrumented with
+// either older shape (f := Begin(), or EndAt(&f)) are still taken out by
+// Remove.
 //
 // The conditional defer shape,
 //

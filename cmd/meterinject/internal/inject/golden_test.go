@@ -253,18 +253,28 @@ func caseGOOS(dir string) []string {
 }
 
 // Sources instrumented by an earlier meterinject, whose functions hold
-// f := Begin() and End(f), are still given back byte for byte.
+// f := Begin() and End(f), or BeginAt(&f) and EndAt(&f), are still given
+// back byte for byte.
 func TestStripOlderShape(t *testing.T) {
-	src, err := os.ReadFile("testdata/oldshape/instrumented.go.txt")
+	for _, c := range []struct{ instrumented, plain, shape string }{
+		{"instrumented.go.txt", "plain.go.txt", "meter__f := meter__probes[0].Begin()"},
+		{"endat.go.txt", "endat-plain.go.txt", ".EndAt(&meter__f)"},
+	} {
+		t.Run(c.instrumented, func(t *testing.T) { stripOlderShape(t, c.instrumented, c.plain, c.shape) })
+	}
+}
+
+func stripOlderShape(t *testing.T, instrumented, plain, shape string) {
+	src, err := os.ReadFile("testdata/oldshape/" + instrumented)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := os.ReadFile("testdata/oldshape/plain.go.txt")
+	want, err := os.ReadFile("testdata/oldshape/" + plain)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(src, []byte("meter__f := meter__probes[0].Begin()")) {
-		t.Fatal("testdata/oldshape does not hold the older shape")
+	if !bytes.Contains(src, []byte(shape)) {
+		t.Fatalf("testdata/oldshape/%s does not hold the older shape", instrumented)
 	}
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "basic.go", src, parser.ParseComments|parser.SkipObjectResolution)

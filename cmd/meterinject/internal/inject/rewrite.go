@@ -461,7 +461,7 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 	ind := bodyIndent(src, lb, rb) + "\t"
 	rind := bodyIndent(src, lb, rb)
 	fv, pr := n.firing(), n.probe(s.index)
-	end := pr + ".EndAt(&" + fv + ")"
+	end := pr + ".End(" + fv + ")"
 	if !layoutOK(j, s) {
 		return nil
 	}

@@ -53,8 +53,9 @@ func newStripper(fset *token.FileSet, f *ast.File, src []byte, prefix string) *s
 	q := regexp.QuoteMeta(prefix)
 	arr := q + `(?:test|x)?probes\[\d+\]`
 	fv := q + `f`
-	// End statements: EndAt(&f) after f := Unmetered() and BeginAt(&f);
-	// End(f) after the older f := Begin(), still taken out.
+	// End statements: End(f) after f := Unmetered() and BeginAt(&f), or
+	// after the older f := Begin(); EndAt(&f), an older shape, is still
+	// taken out.
 	endCall := arr + `\.End(?:\(` + fv + `\)|At\(&` + fv + `\))`
 	gen := `(?:` + q + `(?:test|x)?main\(\)` +
 		`|defer ` + q + `(?:test|x)?shutdown\(\)` +
