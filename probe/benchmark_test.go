@@ -39,14 +39,14 @@ func plain(x uint64) uint64 {
 }
 
 // instrumented has the shape meterinject generates for a function with no
-// defer of its own: BeginAt first, EndAt before the return.
+// defer of its own: BeginAt first, End before the return.
 //
 //go:noinline
 func instrumented(x uint64) uint64 {
 	f := benchProbes[0].Unmetered()
 	benchProbes[0].BeginAt(&f)
 	r := mix(x)
-	benchProbes[0].EndAt(&f)
+	benchProbes[0].End(f)
 	return r
 }
 
@@ -69,7 +69,7 @@ func other(x uint64) uint64 {
 	f := benchProbes[2].Unmetered()
 	benchProbes[2].BeginAt(&f)
 	r := mix(x)
-	benchProbes[2].EndAt(&f)
+	benchProbes[2].End(f)
 	return r
 }
 
