@@ -15,7 +15,8 @@ import (
 // see hotspot.Rule.Keep) is off, its on-word cleared, except during
 // sampling windows: WindowLength of metering for every sampled probe at
 // once, 1/Sample of the time, and countingShare times as much of counting
-// (counting.go). Outside a window its firing costs what a disabled probe's does. Inside a
+// (counting.go). Outside a window its firing costs what a disabled
+// probe's does. Inside a
 // metered one, every firing of a sampled probe that begins is metered, and
 // so are the firings nested in it, so the inherent times measured there
 // are exact. The model estimates a sampled probe's count from the
