@@ -134,7 +134,7 @@ func openCounting() {
 	sampler.countOpenAt.Store(now())
 	sampler.countAllocOpen = allocated()
 	sampler.counting.Store(true)
-	openGates(WindowLength)
+	openGates(sampler.window)
 }
 
 // countingOverdue reports whether a counting window has been open for

@@ -121,6 +121,24 @@ func TestWindowsAreOverdueOnlyLate(t *testing.T) {
 	}
 }
 
+// METER_HOTSPOT_WINDOW sets the windows' length: a window is overdue at
+// overdueWindows times the rule's length, not the default's.
+func TestWindowLengthFollowsTheRule(t *testing.T) {
+	h := hot()
+	h.Sample, h.SampleShare, h.Window = 10, 0.5, int64(10*WindowLength)
+	wire(t, Chain{Hotspot: h})
+	sample(t, newProbe(t, "p"))
+	openCountingWindow()
+	defer closeWindow()
+	opened := sampler.countOpenAt.Load()
+	if countingOverdue(opened + toTicks(overdueWindows*WindowLength)) {
+		t.Fatalf("a window of %v is overdue at %d times the default length", 10*WindowLength, overdueWindows)
+	}
+	if !countingOverdue(opened + toTicks(overdueWindows*10*WindowLength)) {
+		t.Fatalf("a window of %v is not overdue at %d times its length", 10*WindowLength, overdueWindows)
+	}
+}
+
 // A window of length l followed by the mean gap gives all windows
 // (countingShare+1)/Sample of the time; one in countingShare+1 is a
 // metered one, so metered windows hold 1/Sample and counting ones

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/meterio/meter/clock"
+	"github.com/meterio/meter/extensions/hotspot"
 )
 
 // Sampling windows. A sampled probe (a cold probe that is large in total,
@@ -54,8 +55,9 @@ import (
 // the closed one had, so that each kind still holds its share of the time.
 // Tests drive windows by hand.
 
-// WindowLength is how long one sampling window lasts, at least.
-const WindowLength = 250 * time.Microsecond
+// WindowLength is how long one sampling window lasts, at least, unless
+// the hotspot rule says otherwise (METER_HOTSPOT_WINDOW).
+const WindowLength = hotspot.DefaultWindow * time.Nanosecond
 
 // overdueWindows is how many times WindowLength a window may stay open,
 // waiting for its timer, before a firing closes it.
@@ -76,7 +78,8 @@ type samplerState struct {
 	since   atomic.Int64  // ticks when the first probe was sampled
 	closed  atomic.Int64  // ns of the windows closed so far
 	timer   *time.Timer
-	sample  int64 // METER_HOTSPOT_SAMPLE: metered windows hold 1/sample of the time (windowGap)
+	sample  int64         // METER_HOTSPOT_SAMPLE: metered windows hold 1/sample of the time (windowGap)
+	window  time.Duration // METER_HOTSPOT_WINDOW: a window's length, at least
 	manual  bool  // tests open and close windows themselves
 
 	// What windows cost the program: the outer overheads of the firings
@@ -151,9 +154,13 @@ func addSampled(p *Probe) {
 		sampler.active.Store(true)
 		sampler.sample = int64(max(engine.hotspot.Sample, 2))
 		sampler.procs = int64(runtime.GOMAXPROCS(0))
-		sampler.overdue = toTicks(overdueWindows * WindowLength)
+		sampler.window = WindowLength
+		if h := engine.hotspot; h != nil && h.Window > 0 {
+			sampler.window = time.Duration(h.Window)
+		}
+		sampler.overdue = toTicks(overdueWindows * sampler.window)
 		if !sampler.manual {
-			d := jitter(WindowLength * time.Duration(sampler.sample))
+			d := jitter(sampler.window * time.Duration(sampler.sample))
 			sampler.timer = time.AfterFunc(d, openWindow)
 		}
 	}
@@ -186,7 +193,7 @@ func openWindow() {
 	sampler.allocOpen = allocated()
 	sampler.busy.Store(0)
 	sampler.seq.Add(1)
-	openGates(WindowLength)
+	openGates(sampler.window)
 }
 
 // openGates sets every sampled probe's on-word, and the timer that closes
@@ -269,7 +276,7 @@ func scheduleNext(ns int64) {
 		if sampler.timer != nil {
 			sampler.timer.Stop()
 		}
-		l := max(time.Duration(ns), WindowLength)
+		l := max(time.Duration(ns), sampler.window)
 		sampler.timer = time.AfterFunc(jitter(windowGap(l, sampler.sample)), openWindow)
 	}
 }

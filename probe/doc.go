@@ -8,13 +8,14 @@
 // before each return, with no extra frame between it and its callers:
 //
 //	func handle(w http.ResponseWriter, r *http.Request) {
-//		meter__f := meter__probes[3].Begin()
+//		meter__f := meter__probes[3].Unmetered()
+//		meter__probes[3].BeginAt(&meter__f)
 //		...
 //		meter__probes[3].End(meter__f)
 //	}
 //
 // or, in a function with defers of its own, with a deferred End. A disabled
-// probe costs the load of its on-word and a branch in Begin, and a test in
+// probe costs the load of its on-word and a branch in BeginAt, and a test in
 // End. A zero Probe is off: firings before registration (from package
 // variable initialisers) are not metered.
 //
@@ -35,6 +36,8 @@
 //	                                           metered in windows open 1/N of the time, counted in 4/N
 //	                                           (0: disabled instead)
 //	METER_HOTSPOT_SAMPLE_SHARE        0.05     %: its metered firings' inherent share of wall time to be sampled
+//	METER_HOTSPOT_WINDOW              250      µs: a sampling window's length, at least; the gaps scale
+//	                                           with it, so the shares stay as SAMPLE sets them
 //	METER_BUDGET_ENABLED              false
 //	METER_BUDGET_PERCENT              10       1..100: measurements one call may cause, as a share of its time
 //	METER_BUDGET_UNIT                 1        µs charged per measurement

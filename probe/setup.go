@@ -59,6 +59,7 @@ func chain(c env.Config) meter.Chain {
 			Initial:           c.HotspotInitial,
 			Sample:            c.HotspotSample,
 			SampleShare:       c.HotspotSampleShare,
+			Window:            c.HotspotWindow,
 		}
 	}
 	if c.TracepointEnabled {

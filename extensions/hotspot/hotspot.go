@@ -19,8 +19,8 @@
 // SampleShare of the wall time they were metered over, the probe is not
 // disabled but sampled. A sampled probe is off, as a disabled one is,
 // except during sampling windows, of two kinds, metered ones open 1/Sample
-// of the time and counting ones four times as much (windows of 250 µs or
-// more, at random times): in a counting window
+// of the time and counting ones four times as much (windows of Window,
+// 250 µs, or more, at random times): in a counting window
 // every firing of it that begins is counted, in a metered one metered,
 // with what is nested in it. The model estimates its count from the
 // counting windows and its times per firing from the metered ones, and
@@ -36,11 +36,12 @@ import "fmt"
 
 // Properties and their defaults (METER_HOTSPOT_*).
 const (
-	DefaultThreshold         = 10_000 // ns, METER_HOTSPOT_THRESHOLD (µs there)
-	DefaultThresholdInherent = 2_000  // ns, METER_HOTSPOT_THRESHOLD_INHERENT
-	DefaultInitial           = 1000   // METER_HOTSPOT_INITIAL
-	DefaultSample            = 100    // METER_HOTSPOT_SAMPLE: sampling windows open 1/N of the time; 0: off
-	DefaultSampleShare       = 0.0005 // METER_HOTSPOT_SAMPLE_SHARE (a percentage there, 0.05)
+	DefaultThreshold         = 10_000  // ns, METER_HOTSPOT_THRESHOLD (µs there)
+	DefaultThresholdInherent = 2_000   // ns, METER_HOTSPOT_THRESHOLD_INHERENT
+	DefaultInitial           = 1000    // METER_HOTSPOT_INITIAL
+	DefaultSample            = 100     // METER_HOTSPOT_SAMPLE: sampling windows open 1/N of the time; 0: off
+	DefaultSampleShare       = 0.0005  // METER_HOTSPOT_SAMPLE_SHARE (a percentage there, 0.05)
+	DefaultWindow            = 250_000 // ns, METER_HOTSPOT_WINDOW (µs there): a sampling window's length, at least
 )
 
 // Rule is hotspot's configuration.
@@ -50,6 +51,7 @@ type Rule struct {
 	Initial           int64   // starting credit balance, at least 1
 	Sample            int64   // sampling windows are open 1/Sample of the time; 0: no probe is sampled
 	SampleShare       float64 // share of wall time a cold probe's inherent time must reach to be sampled
+	Window            int64   // ns: how long a sampling window lasts, at least; 0: DefaultWindow
 }
 
 // Default returns the rule at its default properties.
@@ -60,6 +62,7 @@ func Default() Rule {
 		Initial:           DefaultInitial,
 		Sample:            DefaultSample,
 		SampleShare:       DefaultSampleShare,
+		Window:            DefaultWindow,
 	}
 }
 
@@ -87,6 +90,10 @@ func (r *Rule) Label(avg, inherentAvg int64) bool { return r.Hot(avg, inherentAv
 
 // Settings describes the rule for the model's metadata.
 func (r *Rule) Settings() string {
-	return fmt.Sprintf("threshold=%dns inherent=%dns initial=%d sample=%d share=%g",
+	s := fmt.Sprintf("threshold=%dns inherent=%dns initial=%d sample=%d share=%g",
 		r.Threshold, r.ThresholdInherent, r.Initial, r.Sample, r.SampleShare)
+	if r.Window != 0 && r.Window != DefaultWindow {
+		s += fmt.Sprintf(" window=%dns", r.Window)
+	}
+	return s
 }
