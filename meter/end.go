@@ -16,6 +16,15 @@ func (p *Probe) End(f Firing) {
 	}
 }
 
+// EndAt ends the firing *f, as End(*f) does. Generated code tests *f
+// itself, in memory, and calls EndAt through probe.Probe.Stop only for a
+// firing that is not nil. Not inlined: a load of *f inlined there would
+// share the test's, and the compiler would then load the firing into a
+// register at every exit, where the test alone compares memory.
+//
+//go:noinline
+func (p *Probe) EndAt(f *Firing) { p.End(*f) }
+
 // end ends the firing fr of p and returns its clock difference in ns, or
 // -1 for a firing that was not metered or was dropped already.
 func (p *Probe) end(fr Firing) int64 {

@@ -80,7 +80,7 @@ type samplerState struct {
 	timer   *time.Timer
 	sample  int64         // METER_HOTSPOT_SAMPLE: metered windows hold 1/sample of the time (windowGap)
 	window  time.Duration // METER_HOTSPOT_WINDOW: a window's length, at least
-	manual  bool  // tests open and close windows themselves
+	manual  bool          // tests open and close windows themselves
 
 	// What windows cost the program: the outer overheads of the firings
 	// metered because a window was open, summed over goroutines, and how

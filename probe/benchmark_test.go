@@ -39,14 +39,14 @@ func plain(x uint64) uint64 {
 }
 
 // instrumented has the shape meterinject generates for a function with no
-// defer of its own: BeginAt first, End before the return.
+// defer of its own: On and Start first, Stop before the return.
 //
 //go:noinline
 func instrumented(x uint64) uint64 {
 	f := benchProbes[0].Unmetered()
-	benchProbes[0].BeginAt(&f)
+	_ = benchProbes[0].On() && benchProbes[0].Start(&f)
 	r := mix(x)
-	benchProbes[0].End(f)
+	_ = f != nil && benchProbes[0].Stop(&f)
 	return r
 }
 

@@ -9,13 +9,13 @@
 //
 //	func handle(w http.ResponseWriter, r *http.Request) {
 //		meter__f := meter__probes[3].Unmetered()
-//		meter__probes[3].BeginAt(&meter__f)
+//		_ = meter__probes[3].On() && meter__probes[3].Start(&meter__f)
 //		...
 //		meter__probes[3].End(meter__f)
 //	}
 //
 // or, in a function with defers of its own, with a deferred End. A disabled
-// probe costs the load of its on-word and a branch in BeginAt, and a test in
+// probe costs the load of its on-word and a branch (On), and a test in
 // End. A zero Probe is off: firings before registration (from package
 // variable initialisers) are not metered.
 //

@@ -30,7 +30,7 @@ func (p *Probe) Begin() Firing {
 	return p.m.Begin()
 }
 
-// End ends a firing that Begin or BeginAt started, on the same goroutine,
+// End ends a firing that Begin, Start or BeginAt started, on the same goroutine,
 // before the function returns: generated code calls it before each return,
 // after the results are evaluated, so that no frame is added between the
 // function and its callers (or defers it, in a function with defers of its
@@ -42,13 +42,14 @@ func (p *Probe) End(f Firing) {
 }
 
 // Unmetered returns the firing of a call that is not metered, nil: what
-// generated code declares its firing variable with, for BeginAt to fill.
+// generated code declares its firing variable with, for Start to fill.
 // (A declaration that names the type would need the probe package, or a
 // type alias, which a module on a go line before 1.9 cannot have.)
 func (p *Probe) Unmetered() Firing { return nil }
 
 // BeginAt starts a firing into *f, a variable the function declared for
-// it (nil), and End(f) ends it: the shape generated code uses. A disabled
+// it (nil), and End(f) ends it: what sources instrumented by an earlier
+// meterinject call, and what On and Start do in two steps. A disabled
 // probe costs the load of its on-word and a branch at BeginAt, which then
 // leaves *f nil, and a load and a test of f at End. Taking the firing's
 // address keeps it out of the registers: in a function whose loops need
@@ -60,6 +61,43 @@ func (p *Probe) BeginAt(f *Firing) {
 		return
 	}
 	*f = p.m.Begin()
+}
+
+// On reports whether p's on-word is set: the test generated code makes
+// before Start, in an expression of the function's own,
+//
+//	meter__f := meter__probes[3].Unmetered()
+//	_ = meter__probes[3].On() && meter__probes[3].Start(&meter__f)
+//
+// which is BeginAt(&meter__f) with the test in the caller's code: the
+// branch then has the statement's line, and stands for On's inline mark,
+// which BeginAt leaves as a NOP in every firing, disabled ones included.
+// An expression, not an if statement, so that coverage sees no block of
+// the probe's own. (On is off's negation, written out in off.go and
+// off_race.go: a call of off in its body would leave off's inline mark as
+// that NOP instead.)
+
+// Start starts a firing into *f, after On said the probe is on: the
+// engine decides whether to meter it. It returns true, for the expression
+// On documents.
+func (p *Probe) Start(f *Firing) bool {
+	*f = p.m.Begin()
+	return true
+}
+
+// Stop ends the firing *f, one that Start began, on the same goroutine,
+// before the function returns: generated code calls it before each return
+// in an expression of its own,
+//
+//	_ = meter__f != nil && meter__probes[3].Stop(&meter__f)
+//
+// so that a firing that is not metered costs a compare of memory and a
+// branch, on the statement's line (no inline mark's NOP), where End(f)
+// loads the firing and then tests it. It returns true, for that
+// expression.
+func (p *Probe) Stop(f *Firing) bool {
+	p.m.EndAt(f)
+	return true
 }
 
 // EndAt ends the firing BeginAt started into *f, on the same goroutine,

@@ -579,9 +579,11 @@ func TestBeginEndInlined(t *testing.T) {
 		}
 		return m
 	}
-	begins := unique(`inlining call to probe\.\(\*Probe\)\.Begin(?:At)?`)
-	ends := unique(`inlining call to probe\.\(\*Probe\)\.End(?:At)?`)
-	// Every probe's Begin, and at least one End per probe, is inlined.
+	begins := unique(`inlining call to probe\.\(\*Probe\)\.(?:Begin|On)`)
+	starts := unique(`inlining call to probe\.\(\*Probe\)\.Start`)
+	ends := unique(`inlining call to probe\.\(\*Probe\)\.(?:End|Stop)`)
+	// Every probe's test (On, or Begin in the defer shape) and Start, and
+	// at least one Stop (End in the defer shape) per probe, are inlined.
 	probes := 0
 	for _, f := range []string{"meter_probes_gen.go", "calc/meter_probes_gen.go"} {
 		b, err := os.ReadFile(overlayTarget(t, o.Overlay, filepath.Join(dir, f)))
@@ -591,7 +593,10 @@ func TestBeginEndInlined(t *testing.T) {
 		probes += strings.Count(string(b), "\n\t\t\"")
 	}
 	if len(begins) < probes || len(ends) < probes {
-		t.Errorf("%d probes; Begin inlined %d times, End %d times", probes, len(begins), len(ends))
+		t.Errorf("%d probes; On or Begin inlined %d times, Stop or End %d times", probes, len(begins), len(ends))
+	}
+	if deferred := unique(`inlining call to probe\.\(\*Probe\)\.Begin`); len(starts)+len(deferred) < probes {
+		t.Errorf("%d probes; Start inlined %d times, Begin (the defer shape) %d times", probes, len(starts), len(deferred))
 	}
 }
 

@@ -253,12 +253,14 @@ func caseGOOS(dir string) []string {
 }
 
 // Sources instrumented by an earlier meterinject, whose functions hold
-// f := Begin() and End(f), or BeginAt(&f) and EndAt(&f), are still given
-// back byte for byte.
+// f := Begin() and End(f), BeginAt(&f) and EndAt(&f), or BeginAt(&f) and
+// End(f), are still given back byte for byte.
 func TestStripOlderShape(t *testing.T) {
 	for _, c := range []struct{ instrumented, plain, shape string }{
 		{"instrumented.go.txt", "plain.go.txt", "meter__f := meter__probes[0].Begin()"},
 		{"endat.go.txt", "endat-plain.go.txt", ".EndAt(&meter__f)"},
+		{"beginat.go.txt", "beginat-plain.go.txt", "meter__probes[0].BeginAt(&meter__f)"},
+		{"beginat-oneline.go.txt", "beginat-oneline-plain.go.txt", ".BeginAt(&meter__f)"},
 	} {
 		t.Run(c.instrumented, func(t *testing.T) { stripOlderShape(t, c.instrumented, c.plain, c.shape) })
 	}

@@ -461,7 +461,9 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 	ind := bodyIndent(src, lb, rb) + "\t"
 	rind := bodyIndent(src, lb, rb)
 	fv, pr := n.firing(), n.probe(s.index)
-	end := pr + ".End(" + fv + ")"
+	// The exit: the test of the firing in memory is the function's own, so
+	// that it is a compare and a branch with no inline mark (doc.go).
+	end := "_ = " + fv + " != nil && " + pr + ".Stop(&" + fv + ")"
 	if !layoutOK(j, s) {
 		return nil
 	}
@@ -487,8 +489,10 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 			top = append(top, "if "+fv+" := "+pr+".Begin(); "+fv+".Active() {", "\tdefer "+pr+".End("+fv+")", "}")
 		} else {
 			// The firing lives in a variable whose address is taken, so
-			// that it stays in memory, out of the body's registers.
-			top = append(top, fv+" := "+pr+".Unmetered()", pr+".BeginAt(&"+fv+")")
+			// that it stays in memory, out of the body's registers. The
+			// test is an expression of the function's own, whose branch
+			// stands for On's inline mark (doc.go).
+			top = append(top, fv+" := "+pr+".Unmetered()", "_ = "+pr+".On() && "+pr+".Start(&"+fv+")")
 		}
 	}
 	var edits []edit

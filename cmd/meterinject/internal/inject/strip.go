@@ -38,6 +38,7 @@ type stripper struct {
 	top      *regexp.Regexp // what follows a body's '{'
 	closing  *regexp.Regexp // the end of a one-line body, before its '}'
 	endLine  *regexp.Regexp // "IND End\n//line X\n" at the end of a text
+	endRe    string         // an End statement, as a regular expression
 	leftover *regexp.Regexp
 	cuts     []cut
 }
@@ -53,19 +54,22 @@ func newStripper(fset *token.FileSet, f *ast.File, src []byte, prefix string) *s
 	q := regexp.QuoteMeta(prefix)
 	arr := q + `(?:test|x)?probes\[\d+\]`
 	fv := q + `f`
-	// End statements: End(f) after f := Unmetered() and BeginAt(&f), or
-	// after the older f := Begin(); EndAt(&f), an older shape, is still
-	// taken out.
-	endCall := arr + `\.End(?:\(` + fv + `\)|At\(&` + fv + `\))`
+	// End statements: _ = f != nil && Stop(&f) after f := Unmetered() and
+	// _ = On() && Start(&f); the older shapes (End(f), (f := Unmetered() and
+	// BeginAt(&f), f := Begin(), EndAt(&f)) are still taken out.
+	endCall := `(?:` + arr + `\.End(?:\(` + fv + `\)|At\(&` + fv + `\))` +
+		`|_ = ` + fv + ` != nil && ` + arr + `\.Stop\(&` + fv + `\))`
 	gen := `(?:` + q + `(?:test|x)?main\(\)` +
 		`|defer ` + q + `(?:test|x)?shutdown\(\)` +
 		`|` + fv + ` := ` + arr + `\.Unmetered\(\)\n[ \t]*` + arr + `\.BeginAt\(&` + fv + `\)` +
+		`|` + fv + ` := ` + arr + `\.Unmetered\(\)\n[ \t]*_ = ` + arr + `\.On\(\) && ` + arr + `\.Start\(&` + fv + `\)` +
 		`|` + fv + ` := ` + arr + `\.Begin\(\)` +
 		`|if ` + fv + ` := ` + arr + `\.Begin\(\); ` + fv + `\.Active\(\) \{\n[ \t]*defer ` + arr + `\.End\(` + fv + `\)\n[ \t]*\}` +
 		`|` + endCall + `)`
 	return &stripper{
 		src: src, fset: fset, f: f, q: q,
 		array: regexp.MustCompile(`^` + arr + `$`),
+		endRe: endCall,
 		end:   regexp.MustCompile(`^` + endCall + `$`),
 		top: regexp.MustCompile(`^\n(?:[ \t]*` + gen + `\n)*[ \t]*` + gen +
 			`(?:(\n//line [^\n\r]*)\r?\n|(\n[ \t]*/\*line [^*\n]*\*/ )|(\n//line [^\n]*\n[ \t]*)\})`),
@@ -300,15 +304,19 @@ func (s *stripper) flushes(body *ast.BlockStmt) {
 }
 
 func (s *stripper) isEnd(st ast.Stmt) bool {
-	es, ok := st.(*ast.ExprStmt)
-	if !ok {
+	switch x := st.(type) {
+	case *ast.ExprStmt:
+		if _, ok := x.X.(*ast.CallExpr); !ok {
+			return false
+		}
+	case *ast.AssignStmt:
+		if x.Tok != token.ASSIGN || len(x.Lhs) != 1 {
+			return false
+		}
+	default:
 		return false
 	}
-	c, ok := es.X.(*ast.CallExpr)
-	if !ok {
-		return false
-	}
-	return s.end.Match(s.src[s.off(c.Pos()):s.off(c.End())])
+	return s.end.Match(s.src[s.off(st.Pos()):s.off(st.End())])
 }
 
 var (
@@ -333,7 +341,7 @@ func (s *stripper) evalReturn(prev, end ast.Stmt, r *ast.ReturnStmt, last bool) 
 	e1 := s.off(a.Rhs[len(a.Rhs)-1].End())
 	ret := s.off(r.Pos())
 	mid := src[e1:ret]
-	if !regexp.MustCompile(`^\n[ \t]*` + s.q + `(?:test|x)?probes\[\d+\]\.End(?:\(` + s.q + `f\)|At\(&` + s.q + `f\))\n//line [^\n]*\n[ \t]*$`).Match(mid) {
+	if !regexp.MustCompile(`^\n[ \t]*` + s.endRe + `\n//line [^\n]*\n[ \t]*$`).Match(mid) {
 		return false
 	}
 	endRet := ret + len("return")
