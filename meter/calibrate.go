@@ -158,5 +158,5 @@ func (p *Probe) empty() int64 {
 	if f == nil || f == firstEnd {
 		return -1
 	}
-	return p.end(f)
+	return p.endAt(&f)
 }

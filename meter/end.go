@@ -18,12 +18,23 @@ func (p *Probe) End(f Firing) {
 
 // EndAt ends the firing *f, as End(*f) does. Generated code tests *f
 // itself, in memory, and calls EndAt through probe.Probe.Stop only for a
-// firing that is not nil. Not inlined: a load of *f inlined there would
-// share the test's, and the compiler would then load the firing into a
-// register at every exit, where the test alone compares memory.
+// firing that is not nil. It loads *f in endAt, which is not inlined: a
+// load of *f inlined into the generated code would share the test's, and
+// the compiler would then load the firing into a register at every exit,
+// where the test alone compares memory.
+func (p *Probe) EndAt(f *Firing) { p.endAt(f) }
+
+// endAt ends the firing *f and returns its clock difference in ns, or -1
+// (end). The calibration's empty firings end through it too, so that what
+// they measure is the path generated code takes.
 //
 //go:noinline
-func (p *Probe) EndAt(f *Firing) { p.End(*f) }
+func (p *Probe) endAt(f *Firing) int64 {
+	if fr := *f; fr != nil {
+		return p.end(fr)
+	}
+	return -1
+}
 
 // end ends the firing fr of p and returns its clock difference in ns, or
 // -1 for a firing that was not metered or was dropped already.

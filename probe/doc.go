@@ -11,12 +11,12 @@
 //		meter__f := meter__probes[3].Unmetered()
 //		_ = meter__probes[3].On() && meter__probes[3].Start(&meter__f)
 //		...
-//		meter__probes[3].End(meter__f)
+//		_ = meter__f != nil && meter__probes[3].Stop(&meter__f)
 //	}
 //
 // or, in a function with defers of its own, with a deferred End. A disabled
-// probe costs the load of its on-word and a branch (On), and a test in
-// End. A zero Probe is off: firings before registration (from package
+// probe costs the compare of its on-word and a branch (On), and a compare
+// of the firing and a branch at each exit. A zero Probe is off: firings before registration (from package
 // variable initialisers) are not metered.
 //
 // The first Register reads every METER_* property, selects the clock and

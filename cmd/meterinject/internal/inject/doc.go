@@ -38,37 +38,39 @@
 //		meter__f := meter__probes[3].Unmetered()
 //		_ = meter__probes[3].On() && meter__probes[3].Start(&meter__f)
 //		...
-//		meter__probes[3].End(meter__f)
+//		_ = meter__f != nil && meter__probes[3].Stop(&meter__f)
 //		return x, nil                       // returns without a call keep their text
 //		...
 //		meter__r0, meter__r1 = g(a), nil    // results that call (or receive, or
-//		meter__probes[3].End(meter__f)      // allocate) are computed first, so the
-//		return                              // time of g is inside the firing
+//		_ = meter__f != nil && meter__probes[3].Stop(&meter__f)
+//		return                              // allocate) are computed first, so the
+//		                                    // time of g is inside the firing
 //	}
 //
-// A function without results gets End before its closing brace too,
+// A function without results gets Stop before its closing brace too,
 // unless its last statement is terminating. Unnamed results are named
 // (meter__r0, …) only in a function that has a return that computes; a
-// user's result names are used as they are. On, Start and End are
-// inlined: a disabled probe costs On's test and End's. The firing is a
-// variable of its own (declared with Unmetered, which is nil: naming its
-// type would take a type alias, which go lines before 1.9 lack) whose
-// address Start takes, so that it stays in
-// memory: kept in a register across the body, as f := Begin() kept it, it
-// cost the loops of large functions a register (+3.5% of yaml.v3's
-// instructions against +3.0%, docs/meterinject.md).
+// user's result names are used as they are. On, Start and Stop are
+// inlined: a disabled probe costs On's compare and branch, and a compare
+// and a branch at each exit. The firing is a variable of its own
+// (declared with Unmetered, which is nil: naming its type would take a
+// type alias, which go lines before 1.9 lack) whose address Start and Stop
+// take, so that it stays in memory: kept in a register across the body, as
+// f := Begin() kept it, it cost the loops of large functions a register
+// (+3.5% of yaml.v3's instructions against +3.0%, docs/meterinject.md).
 //
-// No instruction of the shape is an inline mark's NOP. The compiler marks
-// each inlined call with an instruction of the caller's that has the
-// call's line, or else a NOP. The branch of `On() && Start(&f)` is the
-// caller's, on On's line; BeginAt(&f), the shape before, held its test in
-// its own body and left a NOP in every firing (0.28 point of yaml.v3's
-// instructions). The test is an expression, not an if statement, so that
-// coverage sees no block of the probe's own. End takes the firing by
-// value: its load then has End's line, and stands for End's inline mark,
-// which EndAt(&f) left as a NOP before every return. Sources instrumented
-// with an older shape (f := Begin(), BeginAt(&f), EndAt(&f)) are still
-// taken out by Remove.
+// No instruction of the shape is an inline mark's NOP, and the firing is
+// never loaded when it is nil. The compiler marks each inlined call with
+// an instruction of the caller's that has the call's line, or else a NOP.
+// The tests are the caller's own expressions, so their branches, on the
+// statements' lines, stand for On's and Stop's marks: BeginAt(&f), the
+// shape before, held its test in its own body and left a NOP in every
+// firing. At the exit, f != nil compares memory with nil; End(f), before,
+// loaded the firing and tested it (the engine's EndAt, which Stop calls,
+// is not inlined, so that no load of the firing is shared with the test).
+// Expressions, not if statements, so that coverage sees no block of the
+// probe's own. Sources instrumented with an older shape (f := Begin(),
+// BeginAt(&f), End(f), EndAt(&f)) are still taken out by Remove.
 //
 // The conditional defer shape,
 //
