@@ -36,7 +36,7 @@
 //	                                           metered in windows open 1/N of the time, counted in 4/N
 //	                                           (0: disabled instead)
 //	METER_HOTSPOT_SAMPLE_SHARE        0.05     %: its metered firings' inherent share of wall time to be sampled
-//	METER_HOTSPOT_WINDOW              250      µs: a sampling window's length, at least; the gaps scale
+//	METER_HOTSPOT_WINDOW              250      µs (10 or more): a sampling window's length, at least; the gaps scale
 //	                                           with it, so the shares stay as SAMPLE sets them
 //	METER_BUDGET_ENABLED              false
 //	METER_BUDGET_PERCENT              10       1..100: measurements one call may cause, as a share of its time

@@ -83,6 +83,9 @@ func Defaults() Config {
 	}
 }
 
+// minWindow is the shortest METER_HOTSPOT_WINDOW accepted, in ns.
+const minWindow = 10_000
+
 // MaxTraceMax is the largest METER_TRACE_MAX accepted. The export queue
 // is sized to hold one whole trace, and the engine buffers a traced
 // goroutine's spans until it hands them over: 100,000 spans are about 8 MB
@@ -209,7 +212,19 @@ func Load(lookup func(string) (string, bool), errs io.Writer) Config {
 	p.integer("METER_HOTSPOT_INITIAL", &c.HotspotInitial, 1, math.MaxInt32)
 	p.integer("METER_HOTSPOT_SAMPLE", &c.HotspotSample, 0, 1<<30)
 	p.percent("METER_HOTSPOT_SAMPLE_SHARE", &c.HotspotSampleShare)
-	p.micros("METER_HOTSPOT_WINDOW", &c.HotspotWindow, true)
+	// A window shorter than a timer's resolution would only keep the
+	// timers busy: at least 10 µs.
+	if v, ok := lookup("METER_HOTSPOT_WINDOW"); ok && v != "" {
+		w := c.HotspotWindow
+		p.micros("METER_HOTSPOT_WINDOW", &w, true)
+		if w < minWindow {
+			if w != c.HotspotWindow { // micros took it: it is a number, too small
+				p.complain("METER_HOTSPOT_WINDOW", v, "a number of microseconds of at least 10", "250")
+			}
+		} else {
+			c.HotspotWindow = w
+		}
+	}
 
 	p.boolean("METER_BUDGET_ENABLED", &c.BudgetEnabled)
 	p.integer("METER_BUDGET_PERCENT", &c.BudgetPercent, 1, 100)

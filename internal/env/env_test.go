@@ -88,6 +88,7 @@ func TestBadValuesGetOneLineAndTheDefault(t *testing.T) {
 		{"METER_HOTSPOT_SAMPLE", "-1", "from 0 to 1073741824", func(c Config) bool { return c.HotspotSample == d.HotspotSample }},
 		{"METER_HOTSPOT_SAMPLE_SHARE", "0.5%", "percentage from 0 to 100", func(c Config) bool { return c.HotspotSampleShare == d.HotspotSampleShare }},
 		{"METER_HOTSPOT_WINDOW", "0", "at least 0.001", func(c Config) bool { return c.HotspotWindow == d.HotspotWindow }},
+		{"METER_HOTSPOT_WINDOW", "5", "at least 10", func(c Config) bool { return c.HotspotWindow == d.HotspotWindow }},
 		{"METER_HOTSPOT_WINDOW", "1ms", "microseconds", func(c Config) bool { return c.HotspotWindow == d.HotspotWindow }},
 	} {
 		c, errs := load(tc.name, tc.value)

@@ -55,8 +55,9 @@ func newStripper(fset *token.FileSet, f *ast.File, src []byte, prefix string) *s
 	arr := q + `(?:test|x)?probes\[\d+\]`
 	fv := q + `f`
 	// End statements: _ = f != nil && Stop(&f) after f := Unmetered() and
-	// _ = On() && Start(&f); the older shapes (End(f), (f := Unmetered() and
-	// BeginAt(&f), f := Begin(), EndAt(&f)) are still taken out.
+	// _ = On() && Start(&f). The older shapes are still taken out: End(f)
+	// after f := Unmetered() and BeginAt(&f), or after f := Begin(), and
+	// EndAt(&f).
 	endCall := `(?:` + arr + `\.End(?:\(` + fv + `\)|At\(&` + fv + `\))` +
 		`|_ = ` + fv + ` != nil && ` + arr + `\.Stop\(&` + fv + `\))`
 	gen := `(?:` + q + `(?:test|x)?main\(\)` +
