@@ -26,11 +26,14 @@
 // for the profile's top 10, how the model's counts compare with the true
 // ones, and its own time per call with the profile's (the CPU time charged
 // to the probe over its true count): what the estimates of sampled probes
-// are made of. It checks nothing more.
+// are made of. It checks nothing more. With -truth and no profile, it
+// prints the same for the model's own top 10 by inherent time, the true
+// model's time per call in place of the profile's.
 //
 // It exits 1 when a check fails.
 //
 //	go run ./bench/agreement [-exclude regexp] [-truth every.csv] model.csv cpu.pprof
+//	go run ./bench/agreement -truth every.csv model.csv
 package main
 
 import (
@@ -47,8 +50,8 @@ func main() {
 	exclude := flag.String("exclude", "", "leave out probes whose names match `regexp` (probes that only wait)")
 	truthFile := flag.String("truth", "", "a model of the same work with every firing metered, to compare counts and time per call with")
 	flag.Parse()
-	if flag.NArg() != 2 {
-		fmt.Fprintln(os.Stderr, "usage: agreement [-exclude regexp] [-truth every.csv] model.csv cpu.pprof")
+	if flag.NArg() != 2 && (flag.NArg() != 1 || *truthFile == "") {
+		fmt.Fprintln(os.Stderr, "usage: agreement [-exclude regexp] [-truth every.csv] model.csv cpu.pprof\n       agreement [-exclude regexp] -truth every.csv model.csv")
 		os.Exit(2)
 	}
 	m, err := report.LoadModel(flag.Arg(0))
@@ -67,6 +70,14 @@ func main() {
 			}
 		}
 		m.Rows = rows
+	}
+	if flag.NArg() == 1 {
+		t, err := report.LoadModel(*truthFile)
+		if err != nil {
+			fail(err)
+		}
+		counts(os.Stdout, m.Rows, t.Rows)
+		return
 	}
 	f, err := os.Open(flag.Arg(1))
 	if err != nil {
@@ -113,6 +124,32 @@ func perCall(w *os.File, rows, truth []report.Row, top []charge) {
 			own = float64(r.InherentTotal) / float64(r.Count)
 		}
 		fmt.Fprintf(w, "| %s | %d | %.2f | %.1f | %.1f |\n", c.probe, t.Count, float64(r.Count)/float64(t.Count), own, c.ns/float64(t.Count))
+	}
+}
+
+// counts prints, for the model's top 10 by inherent time, its count over
+// the true one and the ns per call of its inherent time and of the true
+// model's.
+func counts(w *os.File, rows, truth []report.Row) {
+	every := map[string]report.Row{}
+	for _, r := range truth {
+		every[r.Probe] = r
+	}
+	top := append([]report.Row(nil), rows...)
+	sort.SliceStable(top, func(i, j int) bool { return top[i].InherentTotal > top[j].InherentTotal })
+	fmt.Fprintf(w, "| probe | true count | model count / true | model ns/call (own) | true ns/call (own) |\n| --- | ---: | ---: | ---: | ---: |\n")
+	for _, r := range top[:min(10, len(top))] {
+		t := every[r.Probe]
+		if t.Count == 0 {
+			fmt.Fprintf(w, "| %s | not in the true model | | | |\n", r.Probe)
+			continue
+		}
+		own := 0.0
+		if r.Count > 0 {
+			own = float64(r.InherentTotal) / float64(r.Count)
+		}
+		fmt.Fprintf(w, "| %s | %d | %.2f | %.1f | %.1f |\n", r.Probe, t.Count, float64(r.Count)/float64(t.Count), own,
+			float64(t.InherentTotal)/float64(t.Count))
 	}
 }
 
