@@ -105,6 +105,31 @@ func main() {
 // each), the model's count over the true one and the ns per call of the
 // model's inherent time and of the profile's.
 func perCall(w *os.File, rows, truth []report.Row, top []charge) {
+	fmt.Fprintln(w)
+	table(w, rows, truth, top, "profile ns/call")
+}
+
+// counts prints, for the model's top 10 by inherent time, its count over
+// the true one and the ns per call of its inherent time and of the true
+// model's.
+func counts(w *os.File, rows, truth []report.Row) {
+	every := map[string]report.Row{}
+	for _, r := range truth {
+		every[r.Probe] = r
+	}
+	byOwn := append([]report.Row(nil), rows...)
+	sort.SliceStable(byOwn, func(i, j int) bool { return byOwn[i].InherentTotal > byOwn[j].InherentTotal })
+	var top []charge
+	for _, r := range byOwn[:min(10, len(byOwn))] {
+		top = append(top, charge{r.Probe, float64(every[r.Probe].InherentTotal)})
+	}
+	table(w, rows, truth, top, "true ns/call (own)")
+}
+
+// table prints, for each probe of top, its true count, the model's count
+// over it, the model's inherent ns per call, and top's ns over the true
+// count under the heading last.
+func table(w *os.File, rows, truth []report.Row, top []charge, last string) {
 	model, every := map[string]report.Row{}, map[string]report.Row{}
 	for _, r := range rows {
 		model[r.Probe] = r
@@ -112,7 +137,7 @@ func perCall(w *os.File, rows, truth []report.Row, top []charge) {
 	for _, r := range truth {
 		every[r.Probe] = r
 	}
-	fmt.Fprintf(w, "\n| probe | true count | model count / true | model ns/call (own) | profile ns/call |\n| --- | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprintf(w, "| probe | true count | model count / true | model ns/call (own) | %s |\n| --- | ---: | ---: | ---: | ---: |\n", last)
 	for _, c := range top {
 		r, t := model[c.probe], every[c.probe]
 		if t.Count == 0 {
@@ -124,32 +149,6 @@ func perCall(w *os.File, rows, truth []report.Row, top []charge) {
 			own = float64(r.InherentTotal) / float64(r.Count)
 		}
 		fmt.Fprintf(w, "| %s | %d | %.2f | %.1f | %.1f |\n", c.probe, t.Count, float64(r.Count)/float64(t.Count), own, c.ns/float64(t.Count))
-	}
-}
-
-// counts prints, for the model's top 10 by inherent time, its count over
-// the true one and the ns per call of its inherent time and of the true
-// model's.
-func counts(w *os.File, rows, truth []report.Row) {
-	every := map[string]report.Row{}
-	for _, r := range truth {
-		every[r.Probe] = r
-	}
-	top := append([]report.Row(nil), rows...)
-	sort.SliceStable(top, func(i, j int) bool { return top[i].InherentTotal > top[j].InherentTotal })
-	fmt.Fprintf(w, "| probe | true count | model count / true | model ns/call (own) | true ns/call (own) |\n| --- | ---: | ---: | ---: | ---: |\n")
-	for _, r := range top[:min(10, len(top))] {
-		t := every[r.Probe]
-		if t.Count == 0 {
-			fmt.Fprintf(w, "| %s | not in the true model | | | |\n", r.Probe)
-			continue
-		}
-		own := 0.0
-		if r.Count > 0 {
-			own = float64(r.InherentTotal) / float64(r.Count)
-		}
-		fmt.Fprintf(w, "| %s | %d | %.2f | %.1f | %.1f |\n", r.Probe, t.Count, float64(r.Count)/float64(t.Count), own,
-			float64(t.InherentTotal)/float64(t.Count))
 	}
 }
 
