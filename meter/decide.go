@@ -251,7 +251,7 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, spot, due bool) 
 	}
 	f := g.frames[d]
 	f.probe, f.child, f.budget, f.pool, f.pos, f.pc, f.span, f.spot = p, 0, pool, pool, pos, pc, -1, spot
-	f.over, f.winStart, f.due = 0, -1, due
+	f.over, f.winStart, f.due, f.early = 0, -1, due, false
 	f.childWin, f.childSeen, f.childOther, f.selfWin, f.edges = 0, 0, 0, 0, [2]int32{}
 	if pool != Unlimited {
 		f.pool-- // a firing spends one unit on itself
@@ -274,6 +274,7 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, spot, due bool) 
 		f.winStart = windowNanos(f.start)
 		s := sampler.seq.Load()
 		f.lastT, f.lastSeq, f.lastChild, f.seq0 = f.start, s, false, s
+		f.early = s&1 == 1 && f.start-sampler.openAt.Load() < sampler.length.Load()
 		if d > 0 {
 			g.frames[d-1].stretch(f.start, s, true)
 		}

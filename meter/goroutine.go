@@ -76,6 +76,7 @@ type Frame struct {
 	edges      [2]int32 // boundaries of the stretches counted in selfWin: its own, and children's
 	spot       bool     // a spot check of a disabled probe
 	due        bool     // metered by meterDue: a sampled probe in a window, or a spot check
+	early      bool     // it began in a window before the window's timer was due
 
 	_ [32]byte // to whole cache lines (lines_test.go)
 }

@@ -50,7 +50,7 @@ type Probe struct {
 	sampling  sampling
 	reenabled atomic.Int64
 
-	_ [16]byte // to whole cache lines (lines_test.go)
+	_ [40]byte // to whole cache lines (lines_test.go)
 }
 
 // Name returns the probe's name, as the Go toolchain names the function.

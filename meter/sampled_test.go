@@ -2,6 +2,7 @@ package meter
 
 import (
 	"testing"
+	"time"
 
 	"github.com/meterio/meter/extensions/hotspot"
 	"github.com/meterio/meter/extensions/tracepoint"
@@ -121,6 +122,57 @@ func TestInherentUnderSampledCallees(t *testing.T) {
 	c := child.row()
 	if c.Metered != h.Initial+10 || c.Count != h.Initial+100 || c.InherentTotal != h.Initial*us+900*us {
 		t.Fatalf("child: metered %d count %d inherent %d", c.Metered, c.Count, c.InherentTotal)
+	}
+}
+
+// A probe metered always with enough firings in windows takes its sampled
+// callees' time as a mean per firing from them, and its own time as its
+// inclusive time less that mean: not as the windows' split of their own
+// time, which rests on what metering a callee costs its caller. Here that
+// cost is calibrated wrong by 500 ns a callee (the manual clock charges
+// none), which only the parent's firings in windows see. The mean is taken
+// from the firings that began before the window's timer was due: those
+// that began later (here with callees of 30 µs) would make it one of the
+// firings a window waited for.
+func TestOwnTimeUnderSampledCalleesIsInclusiveLessTheirMean(t *testing.T) {
+	h := wireSampling(t, 10, 0.5)
+	h.Window = int64(2 * time.Millisecond)
+	parent, child := newProbe(t, "parent"), newProbe(t, "child")
+	fire(parent, 100*us, nil) // hot: it stays enabled
+	sample(t, child)
+	const miss = 500
+	overhead[pathDue].outer.Store(miss)
+	call := func(c int64) { fire(parent, 4*us, func() { fire(child, c, nil) }) }
+	for i := 0; i < 900; i++ {
+		call(9 * us)
+	}
+	openWindow()
+	for i := 0; i < minWhole+36; i++ { // 1.3 ms
+		call(9 * us)
+	}
+	clk.Advance(1000 * us)
+	for i := 0; i < 10; i++ {
+		call(30 * us)
+	}
+	closeWindow()
+	if s := parent.State(); s != Enabled {
+		t.Fatalf("parent: state %d, want enabled (its firings are hot)", s)
+	}
+	r := parent.row()
+	if want := int64(100*us + 900*13*us + 100*(13*us-miss) + 10*(34*us-miss)); r.Total != want {
+		t.Fatalf("parent: total %d, want %d", r.Total, want)
+	}
+	// 1,010 calls of 4 µs of its own, less the 500 ns each of the 110 in
+	// the window lost from its inclusive time, and what the last ten's
+	// callees took beyond the mean of 9 µs; and the first firing.
+	if want := int64(100*us + 1010*4*us - 110*miss + 10*21*us); r.InherentTotal != want {
+		t.Fatalf("parent: inherent %d, want %d", r.InherentTotal, want)
+	}
+	// The windows' split gives (4 µs − 500 ns)/(13 µs − 500 ns), and
+	// (4 µs − 500 ns)/(34 µs − 500 ns), of its inclusive time.
+	w := parent.window.load()
+	if split := int64(float64(r.Total) * float64(w.inherent) / float64(w.total)); split > 3800*us {
+		t.Fatalf("the windows' split: %d, want under 3,800 µs", split)
 	}
 }
 

@@ -35,8 +35,10 @@ import (
 // between its children's clock reads, and its sampled children's; the
 // probe pools that split, and a firing not held whole has the pooled
 // share of its own part as its inherent time (Frame.stretch, end). The
-// model then gives each probe the inherent share of its inclusive time
-// that those firings show.
+// model then gives each probe its inclusive time less what its sampled
+// children take per firing, where windows held enough of its firings
+// whole, or else the inherent share of its inclusive time that its
+// firings in windows show (ownEstimate).
 //
 // Windows open at random times, on timers (time.AfterFunc: no goroutine
 // waits between them), never at a point the program's own work picks, and
@@ -75,6 +77,7 @@ type samplerState struct {
 	openAt  atomic.Int64  // ticks when the open window opened
 	closeAt atomic.Int64  // ticks when the last window closed
 	overdue int64         // ticks a window may stay open (overdueWindows)
+	length  atomic.Int64  // ticks of a window's length, when its timer is due
 	since   atomic.Int64  // ticks when the first probe was sampled
 	closed  atomic.Int64  // ns of the windows closed so far
 	timer   *time.Timer
@@ -149,6 +152,9 @@ func addSampled(p *Probe) {
 		p.gate.Store(b2u32(sampler.seq.Load()&1 == 1))
 	}
 	if !sampler.active.Load() {
+		for _, q := range Probes() {
+			q.window.base.Store(q.stats.sum().count)
+		}
 		sampler.since.Store(now())
 		sampler.allocSince.Store(allocated())
 		sampler.active.Store(true)
@@ -159,6 +165,7 @@ func addSampled(p *Probe) {
 			sampler.window = time.Duration(h.Window)
 		}
 		sampler.overdue = toTicks(overdueWindows * sampler.window)
+		sampler.length.Store(toTicks(sampler.window))
 		if !sampler.manual {
 			d := jitter(sampler.window * time.Duration(sampler.sample))
 			sampler.timer = time.AfterFunc(d, openWindow)
@@ -337,9 +344,18 @@ func resetSampler(manual bool) {
 // them that began outside windows, and the split of their own parts that
 // the windows saw: own time (self) out of own time and sampled children's
 // (seen).
+//
+// For a probe metered always they also hold what its sampled children
+// take per firing (ownEstimate): how many of its firings began in a
+// window, how many of those ended in it (whole) and the inclusive ns of
+// their sampled children (kidsWhole); the inclusive ns of the sampled
+// children of all its firings (kids); and its count of firings when the
+// first probe was sampled (base).
 type windowStats struct {
-	count, total, inherent atomic.Int64
-	self, seen             atomic.Int64
+	count, total, inherent  atomic.Int64
+	self, seen              atomic.Int64
+	began, whole, kidsWhole atomic.Int64
+	kids, base              atomic.Int64
 }
 
 func (w *windowStats) load() totals {

@@ -144,11 +144,12 @@ func (p *Probe) row() Row {
 	e := p.adjustment(t, now())
 	p.sampling.mu.Unlock()
 	r.Count, r.Total, r.InherentTotal = t.count+e.count, t.total+e.total, t.inherent+e.inherent
-	if w := p.window.load(); p.State() != Sampled && w.total > 0 {
-		// Metered always, with sampled probes under it: the share of its
-		// inclusive time that is its own, as the firings in windows show
-		// it (see sampler.go).
-		r.InherentTotal = int64(float64(t.total)*float64(w.inherent)/float64(w.total)) + e.inherent
+	if p.State() != Sampled {
+		// Metered always, with sampled probes under it: its own time, with
+		// what they took as the windows show it (see ownEstimate).
+		if own, ok := ownEstimate(p, t); ok {
+			r.InherentTotal = own + e.inherent
+		}
 	}
 	if r.Count > 0 {
 		r.Avg, r.InherentAvg = r.Total/r.Count, r.InherentTotal/r.Count
