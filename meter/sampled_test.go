@@ -176,6 +176,50 @@ func TestOwnTimeUnderSampledCalleesIsInclusiveLessTheirMean(t *testing.T) {
 	}
 }
 
+// A probe whose firings windows mostly cut (they close during it) keeps
+// the windows' split: the mean of the few held whole would be that of its
+// shorter firings.
+func TestOwnTimeOfFiringsWindowsCutIsTheSplit(t *testing.T) {
+	h := wireSampling(t, 10, 0.5)
+	h.Window = int64(2 * time.Millisecond)
+	parent, child := newProbe(t, "parent"), newProbe(t, "child")
+	fire(parent, 100*us, nil)
+	sample(t, child)
+	for i := 0; i < minWhole+1; i++ {
+		openWindow() // cut: the window closes between its two callees
+		fire(parent, 4*us, func() {
+			fire(child, 9*us, nil)
+			closeWindow()
+			fire(child, 9*us, nil)
+		})
+	}
+	for i := 0; i < minWhole; i++ {
+		openWindow()
+		fire(parent, 4*us, func() { fire(child, 9*us, nil) })
+		closeWindow()
+	}
+	w := &parent.window
+	if b, wh := w.began.Load(), w.whole.Load(); b != 2*minWhole+1 || wh != minWhole {
+		t.Fatalf("began %d whole %d, want %d and %d", b, wh, 2*minWhole+1, minWhole)
+	}
+	sum := parent.stats.sum()
+	wt := parent.window.load()
+	split := int64(float64(sum.total) * float64(wt.inherent) / float64(wt.total))
+	if own, ok := ownEstimate(parent, sum); !ok || own != split {
+		t.Fatalf("ownEstimate: %d, %v; want the split, %d", own, ok, split)
+	}
+	// One more held whole, and the mean is taken.
+	openWindow()
+	fire(parent, 4*us, func() { fire(child, 9*us, nil) })
+	closeWindow()
+	sum = parent.stats.sum()
+	n := sum.count - parent.window.base.Load()
+	if own, _ := ownEstimate(parent, sum); own != sum.inherent+parent.window.kids.Load()-n*9*us {
+		t.Fatalf("ownEstimate: %d, want its inherent time %d with its sampled callees' %d and less %d of them at 9 µs",
+			own, sum.inherent, parent.window.kids.Load(), n)
+	}
+}
+
 // A firing a window only partly held: the split of its own time and its
 // sampled callees' that the window saw stands for its whole time, whether
 // it began in the window or before it.
