@@ -253,6 +253,7 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, spot, due bool) 
 	f.probe, f.child, f.budget, f.pool, f.pos, f.pc, f.span, f.spot = p, 0, pool, pool, pos, pc, -1, spot
 	f.over, f.winStart, f.due, f.early = 0, -1, due, false
 	f.childWin, f.childSeen, f.childOther, f.selfWin, f.edges = 0, 0, 0, 0, [2]int32{}
+	f.below, f.kidsNet = 0, 0
 	if pool != Unlimited {
 		f.pool-- // a firing spends one unit on itself
 	}

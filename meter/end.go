@@ -93,6 +93,12 @@ func (p *Probe) end(fr Firing) int64 {
 				in = int64(float64(incl) * float64(o) / float64(raw))
 			}
 			parent.childWin += in
+			// Outside windows it is not metered, and the firings metered
+			// anyway under it are its parent's children: what it takes
+			// beside those is what the parent's own time is short of.
+			below := fr.childOther + fr.below
+			parent.below += below
+			parent.kidsNet += max(incl-below, 0)
 			if fr.seq0&1 == 1 {
 				parent.childSeen += in
 			}
@@ -138,8 +144,8 @@ func (p *Probe) end(fr Firing) int64 {
 			p.window.total.Add(incl)
 			p.window.inherent.Add(judged)
 		}
-		if kids := fr.child - fr.childOther; kids > 0 {
-			p.window.kids.Add(kids)
+		if fr.kidsNet > 0 {
+			p.window.kids.Add(fr.kidsNet)
 		}
 		if fr.early {
 			// It began in a window before its timer was due: whether the
@@ -148,7 +154,7 @@ func (p *Probe) end(fr Firing) int64 {
 			p.window.began.Add(1)
 			if seq == fr.seq0 {
 				p.window.whole.Add(1)
-				p.window.kidsWhole.Add(fr.childWin)
+				p.window.kidsWhole.Add(fr.kidsNet)
 			}
 		}
 	}
@@ -282,7 +288,9 @@ const minWhole = 64
 // sampled children's time is taken as a mean per firing: what those
 // firings' sampled children took. Every firing since the first probe was
 // sampled is charged that mean, its own time being its inclusive time
-// less the children metered always and less the mean. Its inclusive time
+// less the children metered always (with those under its sampled
+// children, which outside windows are its own children) and less the
+// mean. Its inclusive time
 // is measured at every firing, mostly outside windows, where nothing under
 // it is metered, so the estimate does not rest on what metering a child
 // costs its parent: that cost, taken off a parent's time in windows, is a

@@ -68,6 +68,8 @@ type Frame struct {
 	childWin   int64    // inclusive ns of nested firings metered because a window was open, the part windows held
 	childSeen  int64    // of those, the ones that began in the window it began in
 	childOther int64    // inclusive ns of the other metered firings directly nested in it
+	below      int64    // inclusive ns of the firings metered anyway under its windowed children, nearest ones only
+	kidsNet    int64    // inclusive ns of its windowed children, less what is metered anyway under them (below)
 	selfWin    int64    // ns of its own time between boundaries that a window held, overheads included
 	lastT      int64    // ticks at its last boundary (its start, or a child's end)
 	lastSeq    uint32   // the window sequence then
@@ -78,7 +80,7 @@ type Frame struct {
 	due        bool     // metered by meterDue: a sampled probe in a window, or a spot check
 	early      bool     // it began in a window before the window's timer was due
 
-	_ [32]byte // to whole cache lines (lines_test.go)
+	_ [16]byte // to whole cache lines (lines_test.go)
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

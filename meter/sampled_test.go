@@ -176,6 +176,36 @@ func TestOwnTimeUnderSampledCalleesIsInclusiveLessTheirMean(t *testing.T) {
 	}
 }
 
+// Outside windows a sampled callee is not metered, and what is metered
+// anyway under it (a recursive parser's next level) is its caller's child:
+// the mean taken off the caller counts the callee's time less that, as
+// windows see it. Taken whole, the next level would come off twice, and
+// the caller's own time out at zero (yaml.v3's (*parser).mapping, under
+// the sampled node and its nested mappings).
+func TestOwnTimeLeavesWhatIsMeteredUnderSampledCallees(t *testing.T) {
+	h := wireSampling(t, 10, 0.5)
+	h.Window = int64(5 * time.Millisecond)
+	parent, child, next := newProbe(t, "parent"), newProbe(t, "child"), newProbe(t, "next")
+	fire(parent, 100*us, nil) // hot: they stay enabled
+	fire(next, 100*us, nil)
+	sample(t, child)
+	call := func() { fire(parent, 4*us, func() { fire(child, 3*us, func() { fire(next, 20*us, nil) }) }) }
+	for i := 0; i < 900; i++ {
+		call()
+	}
+	openWindow()
+	for i := 0; i < minWhole+36; i++ { // 2.7 ms
+		call()
+	}
+	closeWindow()
+	if s, n := parent.State(), next.State(); s != Enabled || n != Enabled {
+		t.Fatalf("states %d and %d, want both enabled", s, n)
+	}
+	if r := parent.row(); r.InherentTotal != 100*us+1000*4*us {
+		t.Fatalf("parent: inherent %d, want %d", r.InherentTotal, 100*us+1000*4*us)
+	}
+}
+
 // A probe whose firings windows mostly cut (they close during it) keeps
 // the windows' split: the mean of the few held whole would be that of its
 // shorter firings.

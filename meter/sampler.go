@@ -348,9 +348,10 @@ func resetSampler(manual bool) {
 // For a probe metered always they also hold what its sampled children
 // take per firing (ownEstimate): how many of its firings began in a
 // window, how many of those ended in it (whole) and the inclusive ns of
-// their sampled children (kidsWhole); the inclusive ns of the sampled
-// children of all its firings (kids); and its count of firings when the
-// first probe was sampled (base).
+// their sampled children (kidsWhole); the same of all its firings (kids);
+// and its count of firings when the first probe was sampled (base). A
+// sampled child's time counts without the firings metered anyway under
+// it, which outside windows are its parent's children (Frame.kidsNet).
 type windowStats struct {
 	count, total, inherent  atomic.Int64
 	self, seen              atomic.Int64
