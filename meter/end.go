@@ -258,8 +258,7 @@ func judge(p *Probe, spot bool, incl, inh, n, t int64) {
 
 // ownTotal returns the inherent time of p's metered firings, of totals
 // sum, as hotspot may judge it: as recorded, or, while probes are
-// sampled, the share of their inclusive time that p's firings in windows
-// show as its own. Outside windows its sampled children are not metered,
+// sampled, as the model gives it (ownEstimate). Outside windows its sampled children are not metered,
 // and their time is in its recorded inherent time: judged on that, a
 // caller of cheap sampled functions (yaml.v3's (*parser).sequence) came
 // out hot on average and was metered at every call for good. Before any
@@ -298,16 +297,17 @@ const minWhole = 64
 // ns, as much as a cheap child takes. On example/service, a search of
 // 2,400 sampled calls of 55 ns each, the windows' split gave search 41.9%
 // to 46.1% of the model in three minute-long runs, and 48.6% and 65.3% in
-// two with that cost taken at four fifths of its calibrated figure,
+// two with that cost, beyond the child's own clock reads, taken at four
+// fifths of its calibrated figure,
 // against 49.5% to 51.3% of the CPU profile in all five.
 //
 // Only firings that began before the window's timer was due count: a
 // window stays open until its timer runs, on a busy P at the end of the
 // request running then, and a firing it waited for is one of the longer
 // ones. Which firings began before the timer is not a matter of their
-// length; which of them a window held whole is, a little: a window closes
-// early at a scheduling point inside a firing (the collector's, on a P
-// the program keeps busy) or at overdueWindows times its length. On
+// length; which of them a window held whole is, a little: a window may
+// close before such a firing ends, at overdueWindows times its length or
+// when its timer runs at a scheduling point inside the firing. On
 // example/service 7% to 26% of the searches that began early were cut so,
 // more where the VM ran slower, and a search's sampled calls are as many
 // in a long one as in a short one. Where children's time grows with a
