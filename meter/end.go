@@ -230,10 +230,13 @@ func judge(p *Probe, spot bool, incl, inh, n, t int64) {
 			}
 			if d == h.Initial {
 				sum := p.stats.sum()
-				switch n := max(sum.count, 1); {
-				case h.Label(sum.total/n, ownTotal(p, sum)/n):
-					p.deficit.Store(0) // hot on average: its cold firings are the many short ones of a hot function
-				case !engine.gated && h.Keep(sum.inherent-p.inhBase.Load(), nanos(p.first.Load(), t), p.root.Load()):
+				n := max(sum.count, 1)
+				own := ownTotal(p, sum) / n
+				onAverage := h.Label(sum.total/n, own) // its cold firings are the many short ones of a hot function
+				switch {
+				case onAverage && (engine.gated || h.Affords(own, overhead[pathEnabled].outer.Load())):
+					p.deficit.Store(0)
+				case !engine.gated && (onAverage || h.Keep(sum.inherent-p.inhBase.Load(), nanos(p.first.Load(), t), p.root.Load())):
 					p.startSampling(sum, t)
 				default:
 					p.Disable(DisabledHotspot)

@@ -144,6 +144,53 @@ func TestHotspotLabels(t *testing.T) {
 	}
 }
 
+// A probe hot on average whose metering would cost more than the rule's
+// share of its own time per firing is sampled instead, whatever its share
+// of the wall time; within that share, or with no alternative (sampling
+// off, or no limit), it is metered at every call.
+func TestHotOnAverageButCostlyToMeterIsSampled(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		sample int64   // Rule.Sample
+		cost   float64 // Rule.Cost
+		outer  int64   // ns, what metering a firing costs
+		want   State
+	}{
+		{"metering within 2%", 10, 0.02, 462, Enabled}, // 2% of 23.11 µs is 462.2 ns
+		{"metering over 2%", 10, 0.02, 463, Sampled},
+		{"no limit", 10, 0, 100 * us, Enabled},
+		{"sampling off", 0, 0.02, 100 * us, Enabled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := hot()
+			h.Sample, h.SampleShare, h.Cost = tc.sample, 1, tc.cost // share 1: no probe is large enough in total
+			wire(t, Chain{Hotspot: h})
+			setOverhead(pathEnabled, 0, tc.outer) // no parent: nothing is taken off
+			p := newProbe(t, "mapping")
+			// One firing in ten of 200 µs, the others of 1 µs: the balance
+			// of 50 runs out at the 63rd, 7 hot and 56 cold, of mean 23.11
+			// µs, inclusive and own.
+			const n = 63
+			for i := range n {
+				cost := int64(1 * us)
+				if i%10 == 0 {
+					cost = 200 * us
+				}
+				if p.State() != Enabled {
+					t.Fatalf("judged at firing %d, want %d", i, n)
+				}
+				fire(p, cost, nil)
+			}
+			if s := p.State(); s != tc.want {
+				t.Fatalf("state %d, want %d", s, tc.want)
+			}
+			if c := p.Count(); c != n {
+				t.Fatalf("metered %d, want %d", c, n)
+			}
+		})
+	}
+}
+
 // A probe whose firings are mostly cold but whose mean is hot (a handler
 // that is usually quick and sometimes slow) keeps being metered when its
 // balance runs out: the label and the state agree.

@@ -38,6 +38,9 @@
 //	METER_HOTSPOT_SAMPLE_SHARE        0.05     %: its metered firings' inherent share of wall time to be sampled
 //	METER_HOTSPOT_WINDOW              250      µs (10 or more): a sampling window's length, at least; the gaps scale
 //	                                           with it, so the shares stay as SAMPLE sets them
+//	METER_HOTSPOT_COST                2        %: a probe hot only on average is metered at every call while
+//	                                           metering a firing costs at most this share of its own time per
+//	                                           firing; sampled otherwise (0: no limit)
 //	METER_BUDGET_ENABLED              false
 //	METER_BUDGET_PERCENT              10       1..100: measurements one call may cause, as a share of its time
 //	METER_BUDGET_UNIT                 1        µs charged per measurement

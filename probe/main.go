@@ -52,8 +52,20 @@ func announce() {
 	if config.ExportInterval > 0 {
 		when = fmt.Sprintf("every %v and at exit", config.ExportInterval)
 	}
-	fmt.Fprintf(stderr, "meter: %d probes in %d packages, %s; %s\n",
-		len(meter.Probes()), packages.Load(), strings.Join(meter.Settings(), " "), strings.Join(to, ", ")+" "+when)
+	chain := strings.Join(meter.Settings(), " ")
+	if chain == "" {
+		chain = "no extensions: every firing metered"
+	}
+	fmt.Fprintf(stderr, "meter: %s in %s, %s; %s\n",
+		plural(len(meter.Probes()), "probe"), plural(int(packages.Load()), "package"), chain, strings.Join(to, ", ")+" "+when)
+}
+
+// plural writes n things.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // handled records the signals the program handles itself, registration

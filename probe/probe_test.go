@@ -250,8 +250,12 @@ func TestHandledSIGTERMKeepsTheProgramsShutdown(t *testing.T) {
 func TestStartupLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "model.csv")
 	out := runChild(t, "main", "METER_EXPORT_CSV="+path)
-	if want := "meter: 3 probes in 1 packages, hotspot("; !strings.HasPrefix(out, want) || !strings.HasSuffix(out, "; model to "+path+" at exit\n") {
+	if want := "meter: 3 probes in 1 package, hotspot("; !strings.HasPrefix(out, want) || !strings.HasSuffix(out, "; model to "+path+" at exit\n") {
 		t.Fatalf("start-up line %q", out)
+	}
+	out = runChild(t, "main", "METER_EXPORT_CSV="+path, "METER_HOTSPOT_ENABLED=false")
+	if want := "meter: 3 probes in 1 package, no extensions: every firing metered; model to " + path + " at exit\n"; out != want {
+		t.Fatalf("start-up line with no extension %q, want %q", out, want)
 	}
 	if out := runChild(t, "main"); out != "" {
 		t.Fatalf("with no export configured, the program printed %q", out)

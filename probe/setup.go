@@ -60,6 +60,7 @@ func chain(c env.Config) meter.Chain {
 			Sample:            c.HotspotSample,
 			SampleShare:       c.HotspotSampleShare,
 			Window:            c.HotspotWindow,
+			Cost:              c.HotspotCost,
 		}
 	}
 	if c.TracepointEnabled {

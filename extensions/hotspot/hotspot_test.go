@@ -25,8 +25,26 @@ func TestRule(t *testing.T) {
 	if r.Keep(1000, 1000, false) || r.Keep(1000, 1000, true) {
 		t.Errorf("Keep with sampling off")
 	}
+	// Affords: metering a firing at most Cost (2%) of its own time.
 	d := Default()
+	if !d.Affords(5000, 100) || d.Affords(4999, 100) || d.Affords(0, 1) {
+		t.Errorf("Affords at 2%%: 100 of 5000 %v, of 4999 %v, 1 of 0 %v", d.Affords(5000, 100), d.Affords(4999, 100), d.Affords(0, 1))
+	}
+	off := Default()
+	off.Sample = 0
+	if !off.Affords(1, 1000) {
+		t.Errorf("Affords with sampling off: nothing cheaper keeps the probe measured")
+	}
+	off = Default()
+	off.Cost = 0
+	if !off.Affords(1, 1000) {
+		t.Errorf("Affords with no limit")
+	}
 	if s := d.Settings(); s != "threshold=10000ns inherent=2000ns initial=1000 sample=100 share=0.0005" {
 		t.Errorf("Settings() = %q", s)
+	}
+	off.Cost = 0.05
+	if s := off.Settings(); s != "threshold=10000ns inherent=2000ns initial=1000 sample=100 share=0.0005 cost=0.05" {
+		t.Errorf("Settings() at 5%% = %q", s)
 	}
 }

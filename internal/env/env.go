@@ -31,6 +31,7 @@ type Config struct {
 	HotspotInitial           int64
 	HotspotSample            int64   // 1 in N firings of a sampled probe metered; 0: no sampling
 	HotspotSampleShare       float64 // fraction of wall time a cold probe must take to be sampled
+	HotspotCost              float64 // fraction of its own time metering may cost a probe hot on average; 0: no limit
 	HotspotWindow            int64   // ns, a sampling window's length at least
 
 	BudgetEnabled bool
@@ -73,6 +74,7 @@ func Defaults() Config {
 		HotspotSample:            hotspot.DefaultSample,
 		HotspotSampleShare:       hotspot.DefaultSampleShare,
 		HotspotWindow:            hotspot.DefaultWindow,
+		HotspotCost:              hotspot.DefaultCost,
 		BudgetPercent:            budget.DefaultPercent,
 		BudgetUnit:               budget.DefaultUnit,
 		TracepointSample:         tracepoint.DefaultSample,
@@ -98,7 +100,7 @@ const MaxTraceMax = 100_000
 var Names = []string{
 	"METER_ENABLED", "METER_CLOCK",
 	"METER_HOTSPOT_ENABLED", "METER_HOTSPOT_THRESHOLD", "METER_HOTSPOT_THRESHOLD_INHERENT", "METER_HOTSPOT_INITIAL",
-	"METER_HOTSPOT_SAMPLE", "METER_HOTSPOT_SAMPLE_SHARE", "METER_HOTSPOT_WINDOW",
+	"METER_HOTSPOT_SAMPLE", "METER_HOTSPOT_SAMPLE_SHARE", "METER_HOTSPOT_WINDOW", "METER_HOTSPOT_COST",
 	"METER_BUDGET_ENABLED", "METER_BUDGET_PERCENT", "METER_BUDGET_UNIT",
 	"METER_TRACEPOINT_ENABLED", "METER_TRACEPOINT_SAMPLE", "METER_TRACEPOINT_INCLUDE",
 	"METER_FLOWCHECK_ENABLED", "METER_FLOWCHECK_LOWER", "METER_FLOWCHECK_UPPER",
@@ -212,6 +214,7 @@ func Load(lookup func(string) (string, bool), errs io.Writer) Config {
 	p.integer("METER_HOTSPOT_INITIAL", &c.HotspotInitial, 1, math.MaxInt32)
 	p.integer("METER_HOTSPOT_SAMPLE", &c.HotspotSample, 0, 1<<30)
 	p.percent("METER_HOTSPOT_SAMPLE_SHARE", &c.HotspotSampleShare)
+	p.percent("METER_HOTSPOT_COST", &c.HotspotCost)
 	// A window shorter than a timer's resolution would only keep the
 	// timers busy: at least 10 µs.
 	if v, ok := lookup("METER_HOTSPOT_WINDOW"); ok && v != "" {
