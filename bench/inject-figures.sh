@@ -12,7 +12,9 @@
 # times slower, and unscaled thresholds find nearly every function hot);
 # and the same two for -shape defer. Instructions per op are
 # (Ir(N2 ops) - Ir(N1 ops)) / (N2 - N1): the first N1 ops are warm-up, in
-# which hotspot learns. Without NOPs too (bench/irnop): the assembler's
+# which hotspot learns (each probe's first 1000 or more firings are
+# metered); their own figure, Ir(N1 ops) / N1, is the last column, with
+# the process's start in it. Without NOPs too (bench/irnop): the assembler's
 # jump-alignment padding moves with any change to a binary.
 #
 # Also reported: probes instrumented, and probe firings per op (every
@@ -126,7 +128,7 @@ for w in yaml goldmark; do
 		name=$1 bin=$2; shift 2
 		read -r a an <<< "$(irs "$w" "$bin" "$N1" "$@")"
 		read -r b bn <<< "$(irs "$w" "$bin" "$N2" "$@")"
-		echo "$name $(( (b - a) / (N2 - N1) )) $(( ((b - bn) - (a - an)) / (N2 - N1) ))" >> "$WORK/$w/cg.txt"
+		echo "$name $(( (b - a) / (N2 - N1) )) $(( ((b - bn) - (a - an)) / (N2 - N1) )) $(( a / N1 ))" >> "$WORK/$w/cg.txt"
 	done
 	{
 		echo "### $w ($($GO version | cut -d' ' -f3), $(date -u +%Y-%m-%dT%H:%MZ))"
@@ -135,12 +137,13 @@ for w in yaml goldmark; do
 		echo
 		echo "Probe firings per op (every firing metered): $fired"
 		echo
-		echo "| variant | instructions/op | vs plain | without NOPs | vs plain |"
-		echo "| --- | ---: | ---: | ---: | ---: |"
-		read -r base nbase <<< "$(awk '$1 == "plain" {print $2, $3}' "$WORK/$w/cg.txt")"
-		while read -r name ir nir; do
+		echo "| variant | instructions/op | vs plain | without NOPs | vs plain | first $N1 ops, per op | vs plain |"
+		echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+		read -r base nbase wbase <<< "$(awk '$1 == "plain" {print $2, $3, $4}' "$WORK/$w/cg.txt")"
+		while read -r name ir nir wir; do
 			echo "| $name | $ir | $(echo "scale=2; 100 * ($ir - $base) / $base" | bc)% |" \
-				"$nir | $(echo "scale=2; 100 * ($nir - $nbase) / $nbase" | bc)% |"
+				"$nir | $(echo "scale=2; 100 * ($nir - $nbase) / $nbase" | bc)% |" \
+				"$wir | $(echo "scale=2; 100 * ($wir - $wbase) / $wbase" | bc)% |"
 		done < "$WORK/$w/cg.txt"
 		echo
 	} | tee -a "$WORK/figures.md"

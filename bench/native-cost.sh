@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# What gopkg.in/yaml.v3 decoding a 300-item document (bench/yamlwork)
+# costs instrumented at default properties, in instructions: the decisions
+# of a native run, each firing at what callgrind counts for its path.
+#
+# Which firings hotspot meters depends on time: a firing is hot on its
+# inclusive and inherent microseconds. Under callgrind time runs 50 to 150
+# times slower, by a factor that differs from one function to the next,
+# so no scaling of the thresholds makes valgrind's decisions a native
+# run's: (*parser).mapping, sampled in native runs, stays metered at every
+# call there in some runs and not in others. And sampling windows open on
+# timers, which under callgrind (one P, asynchronous preemption off) never
+# run. So here:
+#   - every probe disabled (METER_ENABLED=false) and plain are counted by
+#     callgrind, per decoding between WIN_C1 and WIN_C2 decodings: the
+#     instrumented code's cost when nothing is metered;
+#   - a native run at default properties of N2 decodings and one of N1
+#     (the first N1 hold hotspot's warm-up) count, per decoding, the
+#     firings metered (the .stats files' "metered" column, windows and
+#     probes metered always alike) and the firings counted in counting
+#     windows (the .meta files' "counted");
+#   - each metered firing is charged WIN_METERED instructions beyond a
+#     disabled one (420: the engine alone, +415 in bench/callgrind.sh, and
+#     two TSC reads of a few each), each counted one WIN_COUNTED (46:
+#     BENCH=CountedFiring BASE=outside CASES=counting BIN=meter.test).
+# What it leaves out: the windows' own timers and bookkeeping, a few
+# windows a decoding (the table says how many).
+#
+#   bench/native-cost.sh     WIN_N1, WIN_N2 (500, 2500); WIN_RUNS (3)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+GO=${GO:-go}
+N1=${WIN_N1:-500}
+N2=${WIN_N2:-2500}
+C1=${WIN_C1:-10}
+C2=${WIN_C2:-40}
+RUNS=${WIN_RUNS:-3}
+METERED=${WIN_METERED:-420}
+COUNTED=${WIN_COUNTED:-46}
+command -v valgrind >/dev/null || { echo "native-cost.sh: valgrind is not installed"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export GOWORK=off GOFLAGS=
+(cd "$ROOT/cmd/meterinject" && $GO build -o "$tmp/meterinject" .)
+cp -r "$ROOT/bench/yamlwork" "$tmp/yaml"
+cd "$tmp/yaml"
+$GO mod download
+"$tmp/meterinject" -overlay "$tmp/end.json" -cache "$tmp/cache" -runtime "$ROOT" . gopkg.in/yaml.v3 2>/dev/null
+$GO build -o "$tmp/plain" .
+$GO build -overlay "$tmp/end.json" -o "$tmp/end" .
+
+# ir BINARY N ENV...: instructions for N decodings
+ir() {
+	local b=$1 n=$2
+	shift 2
+	env "$@" GOMAXPROCS=1 GOGC=off GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
+		"$tmp/$b" -n "$n" 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+plain=$(( ($(ir plain "$C2") - $(ir plain "$C1")) / (C2 - C1) ))
+off=$(( ($(ir end "$C2" METER_ENABLED=false) - $(ir end "$C1" METER_ENABLED=false)) / (C2 - C1) ))
+
+# run N: "metered counted windows counting-windows" of a native run at
+# default properties
+run() {
+	METER_EXPORT_CSV="$tmp/m.csv" "$tmp/end" -n "$1" >/dev/null 2>&1
+	awk -F, 'NR > 1 { m += $4 } END { printf "%d ", m }' "$tmp/m.csv.stats"
+	awk '/^counted:/ { c = $2 } /^sampling_windows:/ { w = $2 } /^counting_windows:/ { k = $2 }
+		END { printf "%d %d %d\n", c, w, k }' "$tmp/m.csv.meta"
+}
+awk -v p="$plain" -v o="$off" 'BEGIN { printf "callgrind, per decoding: plain %d, every probe disabled %d (%+.2f%%)\n", p, o, 100 * (o - p) / p }'
+echo
+echo "| run | metered a decoding | counted a decoding | windows a decoding, metered + counting | metering over plain | default properties over plain |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+for i in $(seq "$RUNS"); do
+	read -r m1 c1 w1 k1 <<< "$(run "$N1")"
+	read -r m2 c2 w2 k2 <<< "$(run "$N2")"
+	awk -v m=$((m2 - m1)) -v c=$((c2 - c1)) -v w=$((w2 - w1)) -v k=$((k2 - k1)) -v n=$((N2 - N1)) \
+		-v pm="$METERED" -v pc="$COUNTED" -v p="$plain" -v o="$off" -v i="$i" 'BEGIN {
+		x = (m * pm + c * pc) / n
+		printf "| %d | %.0f | %.0f | %.2f + %.2f | %+.2f%% | %+.2f%% |\n", i, m / n, c / n, w / n, k / n, 100 * x / p, 100 * (o + x - p) / p
+	}'
+done
