@@ -180,7 +180,7 @@ for mv in $MODULES; do
 		cd "$ROOT"; continue
 	}
 	sed 's/^/   /' "$out/inject.err"
-	probes=$(sed -n 's/.* \([0-9][0-9]*\) functions instrumented.*/\1/p' "$out/inject.err" | head -1)
+	probes=$(sed -n 's/.* \([0-9][0-9]*\) functions\{0,1\} instrumented.*/\1/p' "$out/inject.err" | head -1)
 	"$WORK/nested" -overlay "$out/overlay.json" -runtime "$ROOT" -out "$out/nested" -go "$rtline" $nestflags > "$out/overlay-nested.json"
 
 	result=ok

@@ -60,7 +60,7 @@ func TestCommand(t *testing.T) {
 		!strings.Contains(stdout.String(), "+\t_ = meter__f != nil && meter__probes[0].Stop(&meter__f)") {
 		t.Errorf("no diff on stdout:\n%s", stdout.String())
 	}
-	if want := "meterinject: 1 packages, 1 files, 1 functions instrumented"; !strings.Contains(stderr.String(), want) {
+	if want := "meterinject: 1 package, 1 file, 1 function instrumented"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("summary: got %q, want %q", stderr.String(), want)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "p.go")); string(b) != src {

@@ -94,14 +94,24 @@ func refuseModCache(jobs []*pkgJob) error {
 	return nil
 }
 
+// plural writes n things.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
 // String is the one-line summary.
 func (s *Summary) String() string {
 	var b strings.Builder
 	if s.Removed {
-		fmt.Fprintf(&b, "meterinject: %d packages, %d files: instrumentation removed, %d files changed", s.Packages, s.Files, s.Changed)
+		fmt.Fprintf(&b, "meterinject: %s, %s: instrumentation removed, %s changed",
+			plural(s.Packages, "package"), plural(s.Files, "file"), plural(s.Changed, "file"))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "meterinject: %d packages, %d files, %d functions instrumented", s.Packages, s.Files, s.Instrumented)
+	fmt.Fprintf(&b, "meterinject: %s, %s, %s instrumented",
+		plural(s.Packages, "package"), plural(s.Files, "file"), plural(s.Instrumented, "function"))
 	var rs []string
 	for r := range s.Skipped {
 		rs = append(rs, r)

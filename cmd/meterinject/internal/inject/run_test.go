@@ -87,7 +87,7 @@ func TestDryRun(t *testing.T) {
 		t.Errorf("diff lacks the probe or the generated file:\n%s", out.String())
 	}
 	sameTree(t, "-n", before, snapshot(t, dir))
-	if sum.Instrumented != 1 || !strings.Contains(sum.String(), "1 functions instrumented") {
+	if sum.Instrumented != 1 || !strings.Contains(sum.String(), "1 function instrumented") {
 		t.Errorf("summary: %s", sum)
 	}
 }
