@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# What gopkg.in/yaml.v3 decoding a 300-item document (bench/yamlwork)
-# costs instrumented at default properties, in instructions: the decisions
-# of a native run, each firing at what callgrind counts for its path.
+# What a workload costs instrumented at default properties, in
+# instructions: the decisions of a native run, each firing at what
+# callgrind counts for its path. Workloads: yaml (gopkg.in/yaml.v3
+# decoding a 300-item document, bench/yamlwork; an op is a decoding) and
+# goldmark (example/ rendering goldmark's benchmark document with its
+# benchmark settings, -plain; an op is a rendering), as
+# bench/inject-figures.sh instruments them.
 #
 # Which firings hotspot meters depends on time: a firing is hot on its
 # inclusive and inherent microseconds. Under callgrind time runs 50 to 150
@@ -12,10 +16,10 @@
 # timers, which under callgrind (one P, asynchronous preemption off) never
 # run. So here:
 #   - every probe disabled (METER_ENABLED=false) and plain are counted by
-#     callgrind, per decoding between WIN_C1 and WIN_C2 decodings: the
+#     callgrind, per op between WIN_C1 and WIN_C2 ops: the
 #     instrumented code's cost when nothing is metered;
-#   - a native run at default properties of N2 decodings and one of N1
-#     (the first N1 hold hotspot's warm-up) count, per decoding, the
+#   - a native run at default properties of N2 ops and one of N1
+#     (the first N1 hold hotspot's warm-up) count, per op, the
 #     firings metered (the .stats files' "metered" column, windows and
 #     probes metered always alike) and the firings counted in counting
 #     windows (the .meta files' "counted");
@@ -23,10 +27,11 @@
 #     disabled one (420: the engine alone, +415 in bench/callgrind.sh, and
 #     two TSC reads of a few each), each counted one WIN_COUNTED (46:
 #     BENCH=CountedFiring BASE=outside CASES=counting BIN=meter.test).
-# What it leaves out: the windows' own timers and bookkeeping, a few
-# windows a decoding (the table says how many).
+# What it leaves out: the windows' own timers and bookkeeping, a fraction of a
+# window an op (the table says how many).
 #
-#   bench/native-cost.sh     WIN_N1, WIN_N2 (500, 2500); WIN_RUNS (3)
+#   bench/native-cost.sh [yaml|goldmark]   WIN_N1, WIN_N2 (500, 2500);
+#                                          WIN_RUNS (3)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 GO=${GO:-go}
@@ -42,19 +47,38 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export GOWORK=off GOFLAGS=
 (cd "$ROOT/cmd/meterinject" && $GO build -o "$tmp/meterinject" .)
-cp -r "$ROOT/bench/yamlwork" "$tmp/yaml"
-cd "$tmp/yaml"
+W=${1:-yaml}
+case $W in
+yaml)
+	cp -r "$ROOT/bench/yamlwork" "$tmp/w"
+	pkgs=". gopkg.in/yaml.v3"
+	args=()
+	;;
+goldmark)
+	cp -r "$ROOT/example" "$tmp/w"
+	pkgs=". github.com/yuin/goldmark/..."
+	(cd "$tmp/w" && $GO mod download)
+	mkdir "$tmp/data"
+	cp "$(cd "$tmp/w" && $GO list -m -f '{{.Dir}}' github.com/yuin/goldmark)/_benchmark/cmark/_data.md" "$tmp/data/"
+	args=(-plain -corpus "$tmp/data")
+	;;
+*)
+	echo "native-cost.sh: workload yaml or goldmark, not $W" >&2
+	exit 2
+	;;
+esac
+cd "$tmp/w"
 $GO mod download
-"$tmp/meterinject" -overlay "$tmp/end.json" -cache "$tmp/cache" -runtime "$ROOT" . gopkg.in/yaml.v3 2>/dev/null
+"$tmp/meterinject" -overlay "$tmp/end.json" -cache "$tmp/cache" -runtime "$ROOT" $pkgs 2>/dev/null
 $GO build -o "$tmp/plain" .
 $GO build -overlay "$tmp/end.json" -o "$tmp/end" .
 
-# ir BINARY N ENV...: instructions for N decodings
+# ir BINARY N ENV...: instructions for N ops
 ir() {
 	local b=$1 n=$2
 	shift 2
 	env "$@" GOMAXPROCS=1 GOGC=off GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
-		"$tmp/$b" -n "$n" 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+		"$tmp/$b" -n "$n" "${args[@]}" 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 plain=$(( ($(ir plain "$C2") - $(ir plain "$C1")) / (C2 - C1) ))
 off=$(( ($(ir end "$C2" METER_ENABLED=false) - $(ir end "$C1" METER_ENABLED=false)) / (C2 - C1) ))
@@ -62,14 +86,16 @@ off=$(( ($(ir end "$C2" METER_ENABLED=false) - $(ir end "$C1" METER_ENABLED=fals
 # run N: "metered counted windows counting-windows" of a native run at
 # default properties
 run() {
-	METER_EXPORT_CSV="$tmp/m.csv" "$tmp/end" -n "$1" >/dev/null 2>&1
+	METER_EXPORT_CSV="$tmp/m.csv" "$tmp/end" -n "$1" "${args[@]}" >/dev/null 2>&1
 	awk -F, 'NR > 1 { m += $4 } END { printf "%d ", m }' "$tmp/m.csv.stats"
 	awk '/^counted:/ { c = $2 } /^sampling_windows:/ { w = $2 } /^counting_windows:/ { k = $2 }
 		END { printf "%d %d %d\n", c, w, k }' "$tmp/m.csv.meta"
 }
-awk -v p="$plain" -v o="$off" 'BEGIN { printf "callgrind, per decoding: plain %d, every probe disabled %d (%+.2f%%)\n", p, o, 100 * (o - p) / p }'
+awk -v p="$plain" -v o="$off" 'BEGIN { printf "callgrind, per op: plain %d, every probe disabled %d (%+.2f%%)\n", p, o, 100 * (o - p) / p }'
 echo
-echo "| run | metered a decoding | counted a decoding | windows a decoding, metered + counting | metering over plain | default properties over plain |"
+echo "$W"
+echo
+echo "| run | metered an op | counted an op | windows an op, metered + counting | metering over plain | default properties over plain |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"
 for i in $(seq "$RUNS"); do
 	read -r m1 c1 w1 k1 <<< "$(run "$N1")"
