@@ -33,7 +33,7 @@
 //	METER_HOTSPOT_THRESHOLD_INHERENT  2        µs, inherent
 //	METER_HOTSPOT_INITIAL             1000     starting credit balance: cold firings until disabled
 //	METER_HOTSPOT_SAMPLE              100      a cold probe that is large in total, or a root, is sampled:
-//	                                           metered in windows open 1/N of the time, counted in 3/N
+//	                                           metered in windows open 1/N of the time, counted in 4/N
 //	                                           (0: disabled instead)
 //	METER_HOTSPOT_SAMPLE_SHARE        0.05     %: its metered firings' inherent share of wall time to be sampled
 //	METER_HOTSPOT_WINDOW              250      µs (10 or more): a sampling window's length, at least; the gaps scale

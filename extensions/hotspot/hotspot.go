@@ -19,7 +19,7 @@
 // SampleShare of the wall time they were metered over, the probe is not
 // disabled but sampled. A sampled probe is off, as a disabled one is,
 // except during sampling windows, of two kinds, metered ones open 1/Sample
-// of the time and counting ones three times as much (windows of Window,
+// of the time and counting ones four times as much (windows of Window,
 // 250 µs, or more, at random times): in a counting window
 // every firing of it that begins is counted, in a metered one metered,
 // with what is nested in it. The model estimates its count from the
