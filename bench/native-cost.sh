@@ -28,8 +28,9 @@
 #     disabled one (420: the engine alone, +415 in bench/callgrind.sh, and
 #     two TSC reads of a few each), each counted one WIN_COUNTED (46:
 #     BENCH=CountedFiring BASE=outside CASES=counting BIN=meter.test, Begin
-#     and End called directly; generated code skips End and pays about 37,
-#     so this errs high).
+#     and End called directly, loop included; generated code skips End, and
+#     callgrind's split of those by function puts its share at about 37, so
+#     this errs high).
 # What it leaves out: the windows' own timers and bookkeeping, a fraction of a
 # window an op (the table says how many).
 #
