@@ -147,3 +147,12 @@ slow:
 	MOVQ (TLS), CX
 	FRAME
 	JMP  ·beginGo(SB)
+
+// func exit(p *Probe, f *Firing)
+TEXT ·exit(SB), NOSPLIT, $0-16
+	MOVQ f+8(FP), AX
+	CMPQ 0(AX), $0
+	JNE  ended
+	RET
+ended:
+	JMP  ·exitGo(SB)

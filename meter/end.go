@@ -24,6 +24,16 @@ func (p *Probe) End(f Firing) {
 // where the test alone compares memory.
 func (p *Probe) EndAt(f *Firing) { p.endAt(f) }
 
+// Exit ends the firing *f, as EndAt does, with the test of *f in the
+// call: generated code calls it (through probe.Probe.EndAt) at the exits
+// where a branch of its own would cost the user's code more than a call
+// (meterinject's exits.go). A firing that is not metered costs the call
+// and, on amd64, an assembly leaf's compare and return.
+func (p *Probe) Exit(f *Firing) { exit(p, f) }
+
+// exitGo ends the firing *f, which is not nil, for exit's assembly.
+func exitGo(p *Probe, f *Firing) { p.end(*f) }
+
 // endAt ends the firing *f and returns its clock difference in ns, or -1
 // (end). The calibration's empty firings end through it too, so that what
 // they measure is the path generated code takes.

@@ -379,6 +379,38 @@ func TestEndTwiceAndLostEnd(t *testing.T) {
 	}
 }
 
+// Exit, the generated code's call exit, ends a metered firing as End
+// does, with the same times, and does nothing for a firing that is nil.
+func TestExitEndsTheFiring(t *testing.T) {
+	wire(t, Chain{})
+	p, q := newProbe(t, "p"), newProbe(t, "q")
+	for i := 0; i < 3; i++ {
+		f := p.Begin()
+		clk.Advance(2 * us)
+		g := q.Begin()
+		clk.Advance(1 * us)
+		q.Exit(&g)
+		p.Exit(&f)
+	}
+	checkRow(t, p, 3, 9*us, 6*us)
+	checkRow(t, q, 3, 3*us, 3*us)
+	if d := Depth(); d != 0 {
+		t.Fatalf("depth = %d", d)
+	}
+	var none Firing
+	p.Exit(&none)
+	(*Probe)(nil).Exit(&none) // an unregistered probe's
+	checkRow(t, p, 3, 9*us, 6*us)
+	f := p.Begin()
+	if n := testing.AllocsPerRun(1000, func() { p.Exit(&none) }); n != 0 {
+		t.Errorf("Exit of a nil firing: %v allocations", n)
+	}
+	p.Exit(&f)
+	if n := testing.AllocsPerRun(1000, func() { f := p.Begin(); clk.Advance(1); p.Exit(&f) }); n != 0 {
+		t.Errorf("Exit of a metered firing: %v allocations", n)
+	}
+}
+
 func TestFiringsAllocateNothing(t *testing.T) {
 	wire(t, Chain{})
 	p, q := newProbe(t, "p"), newProbe(t, "q")

@@ -16,7 +16,9 @@
 //
 // or, in a function with defers of its own, with a deferred End. A disabled
 // probe costs the compare of its on-word and a branch (On), and a compare
-// of the firing and a branch at each exit. A zero Probe is off: firings before registration (from package
+// of the firing and a branch at each exit; an exit where a branch would
+// cost the user's condition before it its short circuit calls EndAt
+// instead, which tests the firing inside the engine. A zero Probe is off: firings before registration (from package
 // variable initialisers) are not metered.
 //
 // The first Register reads every METER_* property, selects the clock and

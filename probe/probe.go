@@ -100,10 +100,15 @@ func (p *Probe) Stop(f *Firing) bool {
 	return true
 }
 
-// EndAt ends the firing BeginAt started into *f, on the same goroutine,
-// before the function returns, like End: what sources instrumented by an
-// earlier meterinject call.
-func (p *Probe) EndAt(f *Firing) { p.End(*f) }
+// EndAt ends the firing *f, one that Start or BeginAt began, on the same
+// goroutine, before the function returns, as Stop does, with the test of
+// *f inside the engine's call: no branch in the generated code. Generated
+// code calls it where a branch would cost more than the call (an exit
+// reached straight from a condition whose && or || calls a function:
+// the compiler's short circuit of that condition needs a successor that
+// returns without branching; see meterinject's exits.go), and sources
+// instrumented by an earlier meterinject call at every exit.
+func (p *Probe) EndAt(f *Firing) { p.m.Exit(f) }
 
 // Name returns the probe's name, or "" before registration.
 func (p *Probe) Name() string {

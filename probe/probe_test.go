@@ -301,6 +301,31 @@ func TestUnregisteredProbeIsInert(t *testing.T) {
 		t.Fatal("a zero Probe began an active firing")
 	}
 	p.End(nil) // must not panic
+	f := p.Unmetered()
+	p.EndAt(&f) // nor the call exit's end
+}
+
+var exits [1]Probe
+
+// The generated code's two exits, the test (Stop) and the call (EndAt),
+// each end the firing that On and Start began.
+func TestStopAndEndAtEndTheFiring(t *testing.T) {
+	Register(exits[:], "example.com/app.exits")
+	for i := 0; i < 10; i++ {
+		f := exits[0].Unmetered()
+		_ = exits[0].On() && exits[0].Start(&f)
+		if f == nil {
+			t.Fatalf("firing %d not metered", i)
+		}
+		if i%2 == 0 {
+			_ = f != nil && exits[0].Stop(&f)
+		} else {
+			exits[0].EndAt(&f)
+		}
+		if d := exits[0].m.Count(); d != int64(i+1) {
+			t.Fatalf("after %d firings, %d ended", i+1, d)
+		}
+	}
 }
 
 var nested [2]Probe

@@ -189,6 +189,16 @@ func wrapped() error {
 	return fmt.Errorf("wrapped: %w", errors.New(where(1)))
 }
 
+// scan returns from its loop past a condition that calls: a call exit.
+func scan(ws []string) string {
+	for i, w := range ws {
+		if i > 0 && strings.HasPrefix(w, "#") {
+			return where(1) + " " + w + "\n" + frames()
+		}
+	}
+	return ""
+}
+
 func main() {
 	l := log.New(os.Stdout, "", log.Lshortfile)
 	logf(l, "from main")
@@ -198,6 +208,7 @@ func main() {
 	fmt.Println((&T{}).M())
 	fmt.Println(func() string { return where(1) + "\n" + frames() }())
 	fmt.Println(wrapped())
+	fmt.Println(scan([]string{"a", "#b"}))
 	fmt.Println(recovered())
 	v, err := calc.Parse("12x")
 	fmt.Println(v, err)
@@ -581,7 +592,7 @@ func TestBeginEndInlined(t *testing.T) {
 	}
 	begins := unique(`inlining call to probe\.\(\*Probe\)\.(?:Begin|On)`)
 	starts := unique(`inlining call to probe\.\(\*Probe\)\.Start`)
-	ends := unique(`inlining call to probe\.\(\*Probe\)\.(?:End|Stop)`)
+	ends := unique(`inlining call to probe\.\(\*Probe\)\.(?:End|EndAt|Stop)`)
 	// Every probe's test (On, or Begin in the defer shape) and Start, and
 	// at least one Stop (End in the defer shape) per probe, are inlined.
 	probes := 0
@@ -597,6 +608,14 @@ func TestBeginEndInlined(t *testing.T) {
 	}
 	if deferred := unique(`inlining call to probe\.\(\*Probe\)\.Begin`); len(starts)+len(deferred) < probes {
 		t.Errorf("%d probes; Start inlined %d times, Begin (the defer shape) %d times", probes, len(starts), len(deferred))
+	}
+	// scan's call exit is inlined down to the engine's leaf, and no
+	// firing variable leaves the stack.
+	if calls := unique(`inlining call to meter\.\(\*Probe\)\.Exit`); len(calls) == 0 {
+		t.Errorf("no call exit inlined:\n%s", out)
+	}
+	if moved := unique(`moved to heap: meter__f`); len(moved) > 0 {
+		t.Errorf("firing variables on the heap: %v", moved)
 	}
 }
 

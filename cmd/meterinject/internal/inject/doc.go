@@ -69,8 +69,30 @@
 // loaded the firing and tested it (the engine's EndAt, which Stop calls,
 // is not inlined, so that no load of the firing is shared with the test).
 // Expressions, not if statements, so that coverage sees no block of the
-// probe's own. Sources instrumented with an older shape (f := Begin(),
-// BeginAt(&f), End(f), EndAt(&f)) are still taken out by Remove.
+// probe's own.
+//
+// One kind of exit ends with a call instead, EndAt(&f), whose test of the
+// firing is inside the engine: an exit reached straight (through
+// statements that do not branch) from a branch, evaluated in a loop, on a
+// boolean that merges paths: && or || whose right operand calls a
+// function, or a bool variable assigned more than once (for again { … }),
+//
+//	for {
+//		if s.unread < 1 && !fill(s, 1) {
+//			meter__probes[3].EndAt(&meter__f)
+//			return false
+//		}
+//
+// The compiler short-circuits such a branch only where the exit's block
+// returns without a branch of its own; with the test's branch there, the
+// boolean is computed into a register and tested, 2 to 4 instructions
+// each time it is evaluated, whether or not the exit is taken. The call
+// costs about 10 instructions more than the test (the engine's Exit, an
+// assembly leaf on amd64), only when the exit is taken, at most once a
+// firing; outside loops it could cost more than it saves, so the test
+// stays there (exits.go, and docs/meterinject.md for yaml.v3's figures).
+// Sources instrumented with an older shape (f := Begin(), BeginAt(&f),
+// End(f), EndAt(&f) at every exit) are still taken out by Remove.
 //
 // The conditional defer shape,
 //

@@ -230,6 +230,8 @@ type sitePlan struct {
 	results  []string
 	returns  []*ast.ReturnStmt
 	evaluate map[*ast.ReturnStmt]bool // results evaluated before End
+	calls    map[*ast.ReturnStmt]bool // Stop as a call (exits.go)
+	endCall  bool                     // the same, at the closing brace
 	why      string                   // why the defer shape, for tests
 }
 
@@ -250,6 +252,14 @@ func instrument(j *fileJob, shape Shape) []byte {
 		return j.src
 	}
 	return applyEdits(j.src, edits)
+}
+
+// exit returns the Stop statement for the return r: test, or call.
+func (p *sitePlan) exit(r *ast.ReturnStmt, test, call string) string {
+	if p.calls[r] {
+		return call
+	}
+	return test
 }
 
 // decideShape plans the probe of s.
@@ -374,6 +384,7 @@ func decideShape(j *fileJob, s *site, shape Shape) *sitePlan {
 			}
 		}
 	}
+	p.calls, p.endCall = callExits(j.info, body, p.returns, p.endAtEnd)
 	return p
 }
 
@@ -464,6 +475,9 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 	// The exit: the test of the firing in memory is the function's own, so
 	// that it is a compare and a branch with no inline mark (doc.go).
 	end := "_ = " + fv + " != nil && " + pr + ".Stop(&" + fv + ")"
+	// Or a call, where a branch would cost the condition that leads to
+	// the exit its short circuit (exits.go).
+	endCall := pr + ".EndAt(&" + fv + ")"
 	if !layoutOK(j, s) {
 		return nil
 	}
@@ -507,22 +521,26 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 		for _, l := range top {
 			b.WriteString("\n" + ind + l)
 		}
+		closing := end
+		if p.endCall {
+			closing = endCall
+		}
 		if s0 == rb { // "{}"
 			if p.endAtEnd {
-				b.WriteString("\n" + ind + end)
+				b.WriteString("\n" + ind + closing)
 			}
 			b.WriteString("\n//line " + j.lines.at(rb).spec(len(rind)) + "\n" + rind)
 			add(lb+1, rb, b.String())
 		} else {
 			if len(p.returns) > 0 && !p.evaluate[p.returns[0]] {
-				b.WriteString("\n" + ind + end) // End before the return that is S's first statement
+				b.WriteString("\n" + ind + p.exit(p.returns[0], end, endCall)) // End before the return that is S's first statement
 			}
 			d, _ := j.lines.prefixDirective(s0)
 			b.WriteString("\n" + ind + strings.TrimPrefix(d, " "))
 			add(lb+1, s0, b.String())
 			var c strings.Builder
 			if p.endAtEnd {
-				c.WriteString("\n" + ind + end)
+				c.WriteString("\n" + ind + closing)
 			}
 			c.WriteString("\n//line " + j.lines.at(rb).spec(len(rind)) + "\n" + rind)
 			edits = append(edits, edit{s1, rb, c.String(), 1 << 30}) // after what ends at s1
@@ -536,8 +554,12 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 		b.WriteString(j.lines.newlineDirective(at))
 		add(at, at, b.String())
 		if p.endAtEnd {
+			closing := end
+			if p.endCall {
+				closing = endCall
+			}
 			ls := lineStart(src, rb)
-			add(ls, ls, ind+end+"\n"+j.lines.lineDirective(ls))
+			add(ls, ls, ind+closing+"\n"+j.lines.lineDirective(ls))
 		}
 	}
 	if p.shape == ShapeDefer {
@@ -552,7 +574,7 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 		if !p.evaluate[r] {
 			if !p.oneLine {
 				ls := lineStart(src, at)
-				add(ls, ls, rind+end+"\n"+j.lines.lineDirective(ls))
+				add(ls, ls, rind+p.exit(r, end, endCall)+"\n"+j.lines.lineDirective(ls))
 			}
 			continue
 		}
@@ -560,7 +582,7 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 		d, _ := j.lines.prefixDirective(e0)
 		add(at, e0, strings.Join(p.results, ", ")+" ="+d)
 		var b strings.Builder
-		b.WriteString("\n" + rind + end + "\n//line " + j.lines.at(at).spec(len(rind)) + "\n" + rind + "return")
+		b.WriteString("\n" + rind + p.exit(r, end, endCall) + "\n//line " + j.lines.at(at).spec(len(rind)) + "\n" + rind + "return")
 		switch {
 		case p.oneLine && e1 == rb-1:
 			// the closing edit follows

@@ -54,10 +54,10 @@ func newStripper(fset *token.FileSet, f *ast.File, src []byte, prefix string) *s
 	q := regexp.QuoteMeta(prefix)
 	arr := q + `(?:test|x)?probes\[\d+\]`
 	fv := q + `f`
-	// End statements: _ = f != nil && Stop(&f) after f := Unmetered() and
-	// _ = On() && Start(&f). The older shapes are still taken out: End(f)
-	// after f := Unmetered() and BeginAt(&f), or after f := Begin(), and
-	// EndAt(&f).
+	// End statements: _ = f != nil && Stop(&f), or EndAt(&f) (exits.go),
+	// after f := Unmetered() and _ = On() && Start(&f). The older shapes
+	// are still taken out: End(f) or EndAt(&f) after f := Unmetered() and
+	// BeginAt(&f), or End(f) after f := Begin().
 	endCall := `(?:` + arr + `\.End(?:\(` + fv + `\)|At\(&` + fv + `\))` +
 		`|_ = ` + fv + ` != nil && ` + arr + `\.Stop\(&` + fv + `\))`
 	gen := `(?:` + q + `(?:test|x)?main\(\)` +
