@@ -57,9 +57,11 @@
 // type alias, which go lines before 1.9 lack) whose address Start and Stop
 // take, so that it stays in memory: kept in a register across the body, as
 // f := Begin() kept it, it cost the loops of large functions a register
-// (+3.5% of yaml.v3's instructions against +3.0%, docs/meterinject.md).
+// (every probe disabled, +3.5% of yaml.v3's instructions against +3.0% in
+// side-by-side builds, docs/meterinject.md).
 //
-// No instruction of the shape is an inline mark's NOP, and the firing is
+// No instruction of the tests is an inline mark's NOP (the call exit
+// below has one, on its exit's path only), and the firing is
 // never loaded when it is nil. The compiler marks each inlined call with
 // an instruction of the caller's that has the call's line, or else a NOP.
 // The tests are the caller's own expressions, so their branches, on the
