@@ -8,12 +8,13 @@ import (
 
 // Exits whose Stop is a call (EndAt) rather than the inline test.
 //
-// The compiler lowers a condition with && or || through a boolean phi,
-// then, in its short-circuit pass, redirects the branches that feed the
-// phi straight to the successors. Where the right operand calls a
-// function, the merge block holds a memory phi too, and the pass then
-// rewires only known shapes of the graph; one of them is a successor that
-// returns, with no branch of its own. So in
+// The compiler lowers a condition with && or || through a boolean phi
+// (and a bool variable assigned on several paths is one too), then, in
+// its short-circuit pass, redirects the branches that feed the phi
+// straight to the successors. Where the merge block holds a memory phi
+// too (a call on one of the paths), the pass rewires only known shapes of
+// the graph; one of them is a successor that returns, with no branch of
+// its own. So in
 //
 //	for {
 //		if parser.unread < 1 && !yaml_parser_update_buffer(parser, 1) {
@@ -36,6 +37,8 @@ import (
 //
 // so those exits call the engine, which tests the firing itself: about
 // ten instructions more than the test, paid only when the exit is taken.
+// Only where the condition is evaluated in a loop: evaluated once a
+// firing, it would save fewer instructions than the call can cost.
 
 // callExits reports which of the returns of body, and whether the end of
 // body (an exit at its closing brace), are reached straight from a branch
