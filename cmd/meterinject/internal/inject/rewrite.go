@@ -489,6 +489,10 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 		p = &sitePlan{shape: ShapeDefer, oneLine: !bytes.Contains(src[lb:rb], []byte("\n"))}
 	}
 	s.plan = p
+	closing := end // before the closing brace
+	if p.endCall {
+		closing = endCall
+	}
 
 	// The lines put at the top of the body.
 	var top []string
@@ -521,10 +525,6 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 		for _, l := range top {
 			b.WriteString("\n" + ind + l)
 		}
-		closing := end
-		if p.endCall {
-			closing = endCall
-		}
 		if s0 == rb { // "{}"
 			if p.endAtEnd {
 				b.WriteString("\n" + ind + closing)
@@ -554,10 +554,6 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 		b.WriteString(j.lines.newlineDirective(at))
 		add(at, at, b.String())
 		if p.endAtEnd {
-			closing := end
-			if p.endCall {
-				closing = endCall
-			}
 			ls := lineStart(src, rb)
 			add(ls, ls, ind+closing+"\n"+j.lines.lineDirective(ls))
 		}
