@@ -31,7 +31,9 @@ func (p *Probe) EndAt(f *Firing) { p.endAt(f) }
 // and, on amd64, an assembly leaf's compare and return.
 func (p *Probe) Exit(f *Firing) { exit(p, f) }
 
-// exitGo ends the firing *f, which is not nil, for exit's assembly.
+// exitGo ends the firing *f, which is not nil, for exit.
+//
+//lint:ignore U1000 jumped to from begin_amd64.s
 func exitGo(p *Probe, f *Firing) { p.end(*f) }
 
 // endAt ends the firing *f and returns its clock difference in ns, or -1
