@@ -180,19 +180,10 @@ func straight(s ast.Stmt) bool {
 
 // branches reports whether n holds && or || outside function literals.
 func branches(n ast.Node) bool {
-	found := false
-	ast.Inspect(n, func(x ast.Node) bool {
-		switch y := x.(type) {
-		case *ast.FuncLit:
-			return false
-		case *ast.BinaryExpr:
-			if y.Op == token.LAND || y.Op == token.LOR {
-				found = true
-			}
-		}
-		return !found
+	return holds(n, func(x ast.Node) bool {
+		b, ok := x.(*ast.BinaryExpr)
+		return ok && (b.Op == token.LAND || b.Op == token.LOR)
 	})
-	return found
 }
 
 // phiCond reports whether cond is a boolean that merges paths, whose
@@ -208,20 +199,26 @@ func branches(n ast.Node) bool {
 //
 // whose value at the branch merges the assignments that reach it.
 func phiCond(info *types.Info, cond ast.Expr, multi map[types.Object]bool) bool {
-	found := false
-	ast.Inspect(cond, func(x ast.Node) bool {
+	return holds(cond, func(x ast.Node) bool {
 		switch y := x.(type) {
-		case *ast.FuncLit:
-			return false
 		case *ast.BinaryExpr:
-			if (y.Op == token.LAND || y.Op == token.LOR) && evaluates(info, []ast.Expr{y.Y}) {
-				found = true
-			}
+			return (y.Op == token.LAND || y.Op == token.LOR) && evaluates(info, []ast.Expr{y.Y})
 		case *ast.Ident:
-			if info != nil && multi[info.Uses[y]] {
-				found = true
-			}
+			return info != nil && multi[info.Uses[y]]
 		}
+		return false
+	})
+}
+
+// holds reports whether a node of n, outside function literals, is one
+// that match reports.
+func holds(n ast.Node, match func(ast.Node) bool) bool {
+	found := false
+	ast.Inspect(n, func(x ast.Node) bool {
+		if _, ok := x.(*ast.FuncLit); ok || found {
+			return false
+		}
+		found = match(x)
 		return !found
 	})
 	return found
