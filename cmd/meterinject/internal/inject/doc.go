@@ -85,14 +85,11 @@
 //			return false
 //		}
 //
-// The compiler short-circuits such a branch only where the exit's block
-// returns without a branch of its own; with the test's branch there, the
-// boolean is computed into a register and tested, 2 to 4 instructions
-// each time it is evaluated, whether or not the exit is taken. The call
-// costs about 10 instructions more than the test (the engine's Exit, an
-// assembly leaf on amd64), only when the exit is taken, at most once a
-// firing; outside loops it could cost more than it saves, so the test
-// stays there (exits.go, and docs/meterinject.md for yaml.v3's figures).
+// A branch there would cost the compiler its short circuit of the user's
+// condition, each time it is evaluated; the call costs about 10
+// instructions more than the test, only when the exit is taken (exits.go
+// has why and when; docs/meterinject.md the figures).
+//
 // Sources instrumented with an older shape (f := Begin(), BeginAt(&f),
 // End(f), EndAt(&f) at every exit) are still taken out by Remove.
 //
