@@ -52,26 +52,9 @@ func WriteMeta(w io.Writer, s meter.Snapshot) error {
 	num("reenabled", reenabled)
 	num("unwound", s.Unwound)
 	if o := s.Overheads; o != [2][2]int64{} {
-		line("overhead_ns", fmt.Sprintf("inner=%d outer=%d window_inner=%d window_outer=%d", o[0][0], o[0][1], o[1][0], o[1][1]))
+		line("overhead_ns", fmt.Sprintf("inner=%d outer=%d selected_inner=%d selected_outer=%d", o[0][0], o[0][1], o[1][0], o[1][1]))
 	}
-	if s.Windows > 0 || s.SamplingNanos > 0 {
-		num("sampling_windows", s.Windows)
-		num("sampling_window_ns", s.WindowNanos)
-		num("sampling_ns", s.SamplingNanos)
-		if s.SamplingAlloc >= 0 {
-			num("sampling_alloc_bytes", s.SamplingAlloc)
-			num("sampling_window_alloc_bytes", s.WindowAlloc)
-		}
-		num("sampling_overhead_ns", s.WindowOverhead)
-		num("interrupted", s.Interrupted)
-		num("counting_windows", s.CountWindows)
-		num("counting_window_ns", s.CountNanos)
-		if s.SamplingAlloc >= 0 {
-			num("counting_window_alloc_bytes", s.CountAlloc)
-		}
-		num("counted", s.Counted)
-		num("count_overhead_ns", s.CountOverhead)
-	}
+	num("untimed_limit_ns", s.UntimedLimit)
 	if len(s.Roots) > 0 {
 		line("roots", strings.Join(s.Roots, " "))
 	}
@@ -79,23 +62,21 @@ func WriteMeta(w io.Writer, s meter.Snapshot) error {
 }
 
 // StatsSuffix names the file written next to the CSV model with what
-// comparing two models needs beyond it: per probe, the standard deviations
-// of its metered firings' inclusive and inherent times, and how many were
-// metered (a sampled probe's count in the CSV is an estimate).
+// comparing two models needs beyond it: per probe, the standard deviation
+// of its metered firings' inclusive times, and how many were metered (a
+// sampled probe's times in the CSV are estimates from those).
 const StatsSuffix = ".stats"
 
-// WriteStats writes the sidecar: header
-// probe,inclusive_sd_ns,inherent_sd_ns,metered, one row per row of s.
+// WriteStats writes the sidecar: header probe,inclusive_sd_ns,metered,
+// one row per row of s.
 func WriteStats(w io.Writer, s meter.Snapshot) error {
 	bw := bufio.NewWriter(w)
-	bw.WriteString("probe,inclusive_sd_ns,inherent_sd_ns,metered\n")
+	bw.WriteString("probe,inclusive_sd_ns,metered\n")
 	var b []byte
 	for _, r := range s.Rows {
 		b = appendField(b[:0], r.Probe)
 		b = append(b, ',')
 		b = strconv.AppendFloat(b, r.SD, 'f', 1, 64)
-		b = append(b, ',')
-		b = strconv.AppendFloat(b, r.InherentSD, 'f', 1, 64)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, r.Metered, 10)
 		b = append(b, '\n')

@@ -18,7 +18,7 @@ func TestMetaAndStats(t *testing.T) {
 		Clock:   "tsc",
 		Unwound: 3,
 		Rows: []meter.Row{
-			{Probe: "example.com/app.handle", Count: 10, Metered: 10, SD: 1234.56, InherentSD: 7.04},
+			{Probe: "example.com/app.handle", Count: 10, Metered: 10, SD: 1234.56},
 			{Probe: `example.com/app."odd,name"`, Count: 6400, Metered: 100, Label: meter.LabelSampled},
 		},
 	}
@@ -35,9 +35,9 @@ func TestMetaAndStats(t *testing.T) {
 	if err := WriteStats(&stats, s); err != nil {
 		t.Fatal(err)
 	}
-	want := "probe,inclusive_sd_ns,inherent_sd_ns,metered\n" +
-		"example.com/app.handle,1234.6,7.0,10\n" +
-		"\"example.com/app.\"\"odd,name\"\"\",0.0,0.0,100\n"
+	want := "probe,inclusive_sd_ns,metered\n" +
+		"example.com/app.handle,1234.6,10\n" +
+		"\"example.com/app.\"\"odd,name\"\"\",0.0,100\n"
 	if stats.String() != want {
 		t.Errorf("stats:\n%s\nwant:\n%s", stats.String(), want)
 	}

@@ -257,7 +257,7 @@ func TestLivePage(t *testing.T) {
 	}
 	for _, want := range []string{
 		`<title>meter: live: prog (pid `,
-		`<p class="sub" id="summary">3 probes in the model: 3 unlabelled; 3 registered</p>`,
+		`<p class="sub" id="summary">3 probes in the model: 3 traced; 3 registered</p>`,
 		`data-v="example.com/livetest.&lt;leaf&gt;"`,
 		`Entry probes: <code>example.com/livetest.serve</code>.`,
 		`id="share-wall"`,

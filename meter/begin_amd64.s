@@ -11,7 +11,7 @@
 // LOOKUP(miss) leaves in AX the running goroutine's state when it sits in
 // its home slot of the goroutine table (current's fast path), in CX the
 // running g and in R9 the g times the hash constant; it jumps to miss
-// otherwise. It uses AX, CX, DX and R9. On amd64 a plain load is an
+// otherwise, CX still the g. It uses AX, CX, DX and R9. On amd64 a plain load is an
 // acquire load, as the atomic loads of the Go version are.
 #define LOOKUP(miss) \
 	MOVQ (TLS), CX; \
@@ -60,26 +60,48 @@ nocache:
 	RET
 
 // func begin(p *Probe, st *Goroutine, pos, pc uintptr) Firing
+//
+// Each label names the Go function of decide.go whose case it mirrors.
 TEXT ·begin(SB), NOSPLIT, $0-40
 	MOVQ p+0(FP), BX
-	MOVQ ·quick+quickPath_mode(SB), SI
-	CMPQ SI, $const_modeNone
-	JEQ  quiet
-	MOVL Probe_state(BX), AX
-	CMPL AX, $const_Enabled
-	JNE  notenabled
-	CMPL Probe_ended(BX), $0
-	JEQ  slow
+	MOVL Probe_class(BX), AX
+	CMPL AX, $const_classCount
+	JLT  uncounted
+	// counted (countGo): a plain add to the probe's slot on the running P,
+	// found from g.m.p. The goroutine cannot leave its P inside this leaf.
+	MOVQ (TLS), CX
+	MOVQ const_gM(CX), SI
+	MOVQ ·mpOffset(SB), DX
+	MOVQ (SI)(DX*1), SI
+	MOVLQZX 0(SI), SI
+	CMPQ SI, ·countProcs(SB)
+	JCC  countout
+	SHLQ $const_procShift, SI
+	ADDQ Probe_slots(BX), SI
+	INCQ slot_calls(SI)
+	CMPL AX, $const_classSample
+	JLT  quiet
+	JNE  meterorgate
+	// classSample: the P's countdown; the firing that ends it is selected.
+	DECL slot_left(SI)
+	JGT  quiet
+	FRAME
+	JMP  ·selectedOut(SB)
+meterorgate:
+	MOVQ ·quick+quickPath_mode(SB), DI
 	LOOKUP(slow)
-	CMPQ SI, $const_modeUngated
-	JEQ  metered
+	CMPQ DI, $const_modeUngated
+	JEQ  measure
 	CMPL Goroutine_trace(AX), $0
-	JNE  metered
-	CMPQ SI, $const_modeTrace
+	JNE  measure
+	// outside: the gates of a firing outside any trace.
+	CMPL Probe_ended(BX), $0
+	JEQ  outsidego
+	CMPQ DI, $const_modeTrace
 	JEQ  lease
 	DECQ Goroutine_flowLeft(AX)
 	JLE  flowout
-	CMPQ SI, $const_modeBoth
+	CMPQ DI, $const_modeBoth
 	JNE  quiet
 lease:
 	MOVQ Goroutine_stripe(AX), DX
@@ -91,7 +113,7 @@ lease:
 quiet:
 	MOVQ $0, ret+32(FP)
 	RET
-metered:
+measure:
 	// The frames must be this goroutine's: a g whose goroutine ended is
 	// reused by the next one. Go drops a dead goroutine's frames.
 	MOVQ ·identOffset(SB), DX
@@ -105,48 +127,34 @@ flowout:
 	FRAME
 	MOVQ AX, st+8(FP)
 	JMP  ·flowOut(SB)
-notenabled:
+outsidego:
+	// A probe none of whose firings has ended: Go's gates note its end.
+	FRAME
+	MOVQ AX, st+8(FP)
+	JMP  ·outsideOut(SB)
+slow:
+	// Counted already: meterOrGate finds the goroutine's state.
+	MOVQ (TLS), CX
+	FRAME
+	JMP  ·meterOrGateOut(SB)
+countout:
+	// No slot for this P: Go counts and decides.
+	FRAME
+	JMP  ·countOut(SB)
+uncounted:
+	// classOff: nothing. classSpot (spot): spotcheck's count, on a stripe
+	// that follows from the g's address.
+	CMPL AX, $const_classSpot
+	JNE  quiet
 	MOVQ (TLS), CX
 	MOVQ HASHK, R9
 	IMULQ CX, R9
-	CMPL AX, $const_Sampled
-	JNE  disabled
-	// A sampled probe in a counting window (counting.go): one atomic add
-	// on the probe's stripe of the goroutine; every countEvery-th count
-	// of a stripe goes on in Go (countDue).
-	CMPL ·sampler+samplerState_counting(SB), $0
-	JEQ  sampledgo
-	MOVQ Probe_counts(BX), DI
-	TESTQ DI, DI
-	JEQ  quiet
-	MOVQ 0(DI), DI
-	MOVQ R9, DX
-	SHRQ $61, DX
-	SHLQ $6, DX
-	MOVQ $1, R8
-	LOCK
-	XADDQ R8, (DI)(DX*1)
-	INCQ R8
-	TESTQ $const_countEvery-1, R8
-	JNE  quiet
-	FRAME
-	JMP  ·countDue(SB)
-sampledgo:
-	FRAME
-	JMP  ·sampled(SB)
-disabled:
-	CMPQ ·quick+quickPath_spot(SB), $0
-	JEQ  quiet
 	MOVQ R9, DX
 	SHRQ $61, DX
 	LEASE
 	JGT  quiet
 	FRAME
 	JMP  ·spotOut(SB)
-slow:
-	MOVQ (TLS), CX
-	FRAME
-	JMP  ·beginGo(SB)
 
 // func exit(p *Probe, f *Firing)
 TEXT ·exit(SB), NOSPLIT, $0-16

@@ -1,6 +1,7 @@
 package meter
 
 import (
+	"math"
 	"slices"
 	"sync/atomic"
 )
@@ -10,19 +11,15 @@ import (
 // firing's own measurement (about one clock read: the inner overhead), all
 // of it inside its parent's (the outer overhead, which holds the inner).
 // Left alone, a function that calls thousands of cheap metered functions
-// would show their metering as its own time, and a sampling window, in
-// which every firing of the sampled probes is metered, would run the
-// program slower than the rest of the run, and hold less of its work than
-// its share of the time.
+// would show their metering as its own time.
 //
 // So the engine keeps both overheads, for each of the two ways a firing is
-// metered (a probe metered always, and a sampled probe in a window or a
-// spot check, which go through more of the chain), and End takes them off:
-// a firing's inclusive time is its clock difference less its inner
+// metered (a probe metered always, and a sampled probe's selected firing
+// or a spot check, which go through more of the chain), and End takes them
+// off: a firing's inclusive time is its clock difference less its inner
 // overhead and less the outer overheads of every metered firing nested in
-// it (Frame.over), and what the windows cost is taken off their length
-// (sampler.go). Inclusive and inherent times are then the function's own
-// work.
+// it (Frame.over). Inclusive and inherent times are then the function's
+// own work.
 //
 // The overheads are not constants: clock reads cost from 20 to 250 ns
 // depending on the machine, and what a metered firing costs depends on the
@@ -36,8 +33,8 @@ import (
 
 // Kinds of metered firing, by the path that meters them.
 const (
-	pathEnabled = iota // an enabled probe: measure, or a trace's start
-	pathDue            // a sampled probe in a window, or a spot check: meterDue
+	pathMeter    = iota // a metered probe: measure, or a trace's start
+	pathSelected        // a sampled probe's selected firing, or a spot check
 	paths
 )
 
@@ -59,11 +56,11 @@ var overhead [paths]overheadRing
 // registered nowhere, judged by nothing, never in a trace.
 var calib = func() (c [paths]*Probe) {
 	for k := range c {
-		c[k] = &Probe{name: "meter.calibration", internal: true}
-		c[k].stats.init()
+		c[k] = makeProbe("meter.calibration", nil)
+		c[k].internal = true
 		c[k].ended.Store(true)
 	}
-	c[pathDue].state.Store(uint32(Sampled))
+	c[pathSelected].state.Store(uint32(Sampled))
 	return c
 }()
 
@@ -124,38 +121,67 @@ func measureOverhead(k int) {
 	raw3 := c.empty()
 	t3 := now()
 	if raw1 < 0 || raw2 < 0 || raw3 < 0 {
-		return // not metered (a window closed, a trace is full)
+		return // not metered (a trace is full, the chain changed)
 	}
 	overhead[k].record(raw3, nanos(t1, t2)-nanos(t2, t3))
 }
 
-// calibrate resets the overheads and measures the enabled path's on the
-// calling goroutine; the other path starts from the same figures until
-// windows measure it.
+// calibrate resets the overheads and measures both paths' on the calling
+// goroutine, and sets the untimed limit from what a clock read costs.
 func calibrate() {
 	for k := range overhead {
 		overhead[k].inner.Store(0)
 		overhead[k].outer.Store(0)
 		overhead[k].next.Store(0)
 	}
+	for k := range calib {
+		calib[k].class.Store(classOf(calib[k].State()))
+	}
+	setUntimedLimit()
 	if engine.manual != nil || !engine.on {
 		return
 	}
 	if g := current(); g == nil || g.depth != 0 {
 		return
 	}
-	for range 2 * ringSize {
-		measureOverhead(pathEnabled)
+	for k := range overhead {
+		for range 2 * ringSize {
+			measureOverhead(k)
+		}
 	}
-	overhead[pathDue].inner.Store(overhead[pathEnabled].inner.Load())
-	overhead[pathDue].outer.Store(overhead[pathEnabled].outer.Load())
+}
+
+// clockReads is how many clock reads one measurement of their cost takes.
+const clockReads = 256
+
+// setUntimedLimit sets the untimed limit: hotspot's Untimed clock reads,
+// at most maxUntimed ns. A read's cost is the least of a few measurements
+// of clockReads reads in a row, so that a preemption does not count.
+func setUntimedLimit() {
+	h := engine.hotspot
+	if h == nil || h.Untimed <= 0 || engine.gated {
+		untimedLimit.Store(0)
+		return
+	}
+	read := engine.clockCost
+	if engine.manual == nil {
+		read = math.MaxInt64
+		for range 8 {
+			t0 := now()
+			for range clockReads {
+				now()
+			}
+			read = min(read, nanos(t0, now())/clockReads)
+		}
+	}
+	untimedLimit.Store(min(h.Untimed*read, maxUntimed))
 }
 
 // empty is one empty firing of p: its clock difference in ns, or -1 when
 // it was not metered.
 func (p *Probe) empty() int64 {
 	f := p.Begin()
-	if f == nil || f == firstEnd {
+	if f == nil || f == firstEnd || f.probe != p {
 		return -1
 	}
 	return p.endAt(&f)

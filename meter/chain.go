@@ -2,6 +2,7 @@ package meter
 
 import (
 	"math"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,11 @@ type Chain struct {
 	Sink     Sink          // receives traces; nil: none
 	Clock    *clock.Manual // the clock firings read; nil: the process clock
 	Seed     uint64        // flowcheck's generators' seed; 0: from the time
+	Rand     func() uint64 // draws sampled probes' gaps; nil: math/rand/v2
+	// ClockCost is what a clock read costs, in ns, with a manual Clock:
+	// the untimed limit is a multiple of it (see UntimedLimit). The
+	// process clock's cost is measured.
+	ClockCost int64
 }
 
 // Sink receives traces. Its calls run on the traced goroutine and must
@@ -66,9 +72,8 @@ type Span struct {
 // engine is the wired chain. Configure writes it while no firing reads it
 // (at the first probe registration, and in tests between runs).
 var engine struct {
-	on       bool
-	gated    bool // a trace gate (tracepoint, flowcheck) is on
-	sampling bool // cold probes may be sampled: metered firings keep what windows show of them
+	on    bool
+	gated bool // a trace gate (tracepoint, flowcheck) is on
 
 	hotspot    *hotspot.Rule
 	tracepoint *tracepoint.Rule
@@ -76,10 +81,13 @@ var engine struct {
 	budget     *budget.Rule
 	spotcheck  *spotcheck.Rule
 
+	sample    int64         // one firing in sample of a sampled probe is metered (hotspot's Sample)
+	rand      func() uint64 // draws the gaps of sampled probes
 	traceMax  int32
 	handEvery int64 // ticks
 	sink      Sink
 	manual    *clock.Manual
+	clockCost int64 // ns a clock read costs, with a manual clock (tests)
 	seed      uint64
 }
 
@@ -103,12 +111,19 @@ func Configure(c Chain) {
 	engine.hotspot, engine.tracepoint, engine.flowcheck = c.Hotspot, c.Tracepoint, c.Flowcheck
 	engine.budget, engine.spotcheck = c.Budget, c.Spotcheck
 	engine.gated = c.Tracepoint != nil || c.Flowcheck != nil
-	engine.sampling = !engine.gated && c.Hotspot != nil && c.Hotspot.Sample > 0
+	engine.sample = 0
+	if h := c.Hotspot; h != nil && !engine.gated {
+		engine.sample = h.Sample
+	}
+	engine.rand = c.Rand
+	if engine.rand == nil {
+		engine.rand = rand.Uint64
+	}
 	engine.traceMax = c.TraceMax
 	if engine.traceMax <= 0 {
 		engine.traceMax = math.MaxInt32
 	}
-	engine.sink, engine.manual = c.Sink, c.Clock
+	engine.sink, engine.manual, engine.clockCost = c.Sink, c.Clock, c.ClockCost
 	hand := c.HandOver
 	if hand <= 0 {
 		hand = 2 * time.Second
@@ -134,45 +149,50 @@ func Configure(c Chain) {
 		default:
 			quick.mode = modeUngated
 		}
-		quick.spot = b2u(c.Spotcheck != nil)
 	}
 	resetGoroutines()
-	resetSampler(c.Clock != nil)
 	for _, p := range Probes() {
 		p.wire()
 	}
 	if engine.tracepoint != nil {
-		calib[pathEnabled].count.reset(engine.tracepoint.Sample, procSpread())
+		calib[pathMeter].count.reset(engine.tracepoint.Sample, procSpread())
 	}
 	calibrate()
 }
 
-// wire sets p up for the chain: its count for the mode its state calls
-// for, its eligibility for traces, and its generated on-word. Under
+// wire sets p up for the chain: its state where the chain has no room for
+// it (a sampled or untimed probe under a trace gate, or with sampling off,
+// is metered again), its count for the mode its state calls for, its
+// eligibility for traces, its class and its generated on-word. Under
 // configureMu.
 func (p *Probe) wire() {
 	s := p.State()
-	if s == Sampled && (engine.gated || engine.hotspot == nil || engine.hotspot.Sample <= 0) {
-		p.state.Store(uint32(Enabled)) // sampling is for chains with no trace gate
+	if (s == Sampled || s == Untimed) && (engine.gated || engine.hotspot == nil) ||
+		s == Sampled && engine.sample <= 0 {
+		if s == Sampled {
+			sampledProbes.Add(-1)
+		}
+		p.state.Store(uint32(Enabled))
 		s = Enabled
 	}
 	switch {
-	case s == Enabled && engine.tracepoint != nil:
+	case s.metered() && engine.tracepoint != nil:
 		p.count.reset(engine.tracepoint.Sample, procSpread())
 	case s.Disabled() && engine.spotcheck != nil:
 		p.count.reset(engine.spotcheck.Interval, Stripes)
+	case s == Sampled:
+		p.startSampling()
 	}
 	p.decideEligible()
+	p.class.Store(classOf(s))
 	if p.gate != nil {
-		p.gate.Store(b2u32(engine.on && (s == Enabled || s.Disabled() && engine.spotcheck != nil)))
-	}
-	if s == Sampled && engine.on {
-		addSampled(p)
+		p.gate.Store(b2u32(classOf(s) != classOff))
 	}
 }
 
-// resetGoroutines clears every goroutine's flowcheck countdown, so that a
-// new chain never reads what an earlier one left there.
+// resetGoroutines clears every goroutine's flowcheck countdown and count
+// stripe, so that a new chain never reads what an earlier one left there:
+// each goroutine takes its P's stripe again at its first refill.
 func resetGoroutines() {
 	gmu.Lock()
 	defer gmu.Unlock()
@@ -180,7 +200,7 @@ func resetGoroutines() {
 	for i := range t.entries {
 		if g := t.entries[i].val.Load(); g != nil {
 			g.acquire()
-			g.flowLeft, g.flowState = 0, 0
+			g.flowLeft, g.flowState, g.stripe = 0, 0, 0
 			g.release()
 		}
 	}
@@ -224,35 +244,19 @@ func nanos(start, end int64) int64 {
 	return clock.Nanos(clock.Elapsed(start, end))
 }
 
-// quick is what begin's assembly leaf reads of the chain: which countdowns
-// a firing of an enabled probe outside a trace runs (mode), and whether a
-// disabled probe's firings count down for spotcheck.
+// quick is what begin's assembly leaf reads of the chain: which gates a
+// firing of a metered probe outside a trace runs.
 var quick quickPath
 
 type quickPath struct {
-	mode uintptr // modeNone: every firing to beginGo
-	spot uintptr // 1: spotcheck counts disabled firings
+	mode uintptr
 }
 
 // Modes of quickPath.
 const (
-	modeNone    = iota // the engine is off
-	modeUngated        // no trace gate: every firing of an enabled probe is metered
+	modeNone    = iota // the engine is off: every class is classOff, and the mode is never read
+	modeUngated        // no trace gate: every firing of a metered probe is metered
 	modeFlow           // flowcheck: the goroutine's countdown
 	modeTrace          // tracepoint: the probe's striped count
 	modeBoth           // both, flowcheck's first
 )
-
-func b2u(b bool) uintptr {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-func b2u32(b bool) uint32 {
-	if b {
-		return 1
-	}
-	return 0
-}

@@ -30,39 +30,69 @@ var (
 	dropped         atomic.Int64
 )
 
-// Begin starts a firing of p on the calling goroutine and asks the chain
-// whether to meter it (see beginGo). End the firing with End, before the
-// function returns, on the same goroutine.
+// Begin starts a firing of p on the calling goroutine: it counts it, and
+// asks the chain whether to meter it (see beginGo). End the firing with
+// End, before the function returns, on the same goroutine.
 //
 // Cost: on amd64, one assembly leaf (begin_amd64.s) decides the common
-// cases with no Go frame: a firing outside a trace is the goroutine's
-// look-up and the gates' countdowns (a decrement each, one of them a
-// striped atomic); a disabled probe's firing with spotcheck on is one
-// striped atomic decrement (a sampled probe's outside a sampling window, as
-// a disabled one's without spotcheck, never reaches Begin). A metered
-// firing adds
+// cases with no Go frame. A counted firing that is not metered is a load
+// of the probe's class, a read of the running P's number and a plain add
+// to the probe's slot on that P; a sampled probe's adds a decrement of
+// its countdown on that P. A metered firing adds the goroutine's look-up,
 // a clock read and a push on the goroutine's own stack. Begin never
 // allocates once the goroutine's stack has reached its depth, and takes
 // no lock after the goroutine's first firing.
 func (p *Probe) Begin() Firing { return begin(p, nil, 0, 0) }
 
-// beginGo is the chain's whole decision for one firing of p, in Go, on
-// one screen; the assembly leaf mirrors it case by case, jumping to the
-// same functions for everything but its quiet returns. pos and pc say where
-// the firing's function runs (its frame's depth on the stack, and the
-// return address of its call to Begin): settle compares them with the
-// frames already there, to drop firings a panic unwound.
+// beginGo is the chain's whole decision for one firing of p, in Go: the
+// class of the probe says what begins, in this order. The assembly leaf
+// switches on the same word in the same order, and jumps to the same
+// functions for everything but its quiet returns. pos and pc say where the
+// firing's function runs (its frame's depth on the stack, and the return
+// address of its call to Begin): settle compares them with the frames
+// already there, to drop firings a panic unwound.
+//
+//	class        counted  then
+//	classOff     no       nothing
+//	classSpot    no       spot: spotcheck's countdown; the due firing is metered
+//	classCount   yes      nothing
+//	classSample  yes      the P's countdown; the firing that ends it is metered (selected)
+//	classMeter   yes      no trace gate, or in a trace: measure; else the gates (outside)
 func beginGo(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
-	if !engine.on {
+	switch p.class.Load() {
+	case classOff:
 		return nil
-	}
-	switch State(p.state.Load()) {
-	case Enabled:
-	case Sampled: // metered in sampling windows
-		return sampled(p, nil, pos, pc)
-	default: // disabled: only spotcheck's count
+	case classSpot:
 		return spot(p, nil, pos, pc)
 	}
+	return counted(p, pos, pc)
+}
+
+// counted counts a firing of a probe whose class counts, and goes on as
+// its class says.
+func counted(p *Probe, pos, pc uintptr) Firing {
+	switch c := p.class.Load(); c {
+	case classCount:
+		p.countGo(false)
+		return nil
+	case classSample:
+		w := p.countGo(true)
+		if w == 0 {
+			return nil
+		}
+		return selected(p, w, pos, pc)
+	case classMeter:
+		p.countGo(false)
+		return meterOrGate(p, pos, pc)
+	default:
+		return nil // its class changed under it
+	}
+}
+
+// meterOrGate is a counted firing of a metered probe: metered where no
+// trace gate is on or a trace is open on the goroutine, else offered to the
+// gates.
+func meterOrGate(p *Probe, pos, pc uintptr) Firing {
 	g := current()
 	if g == nil {
 		return nil
@@ -76,7 +106,7 @@ func beginGo(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 	return outside(p, g, pos, pc)
 }
 
-// outside is a firing of an enabled probe outside any trace, while a gate
+// outside is a firing of a metered probe outside any trace, while a gate
 // is on: flowcheck counts it down on the goroutine, then tracepoint on the
 // probe's count; a count that runs out goes on in flowOut or leaseOut.
 func outside(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
@@ -145,10 +175,10 @@ func startOrNot(p *Probe, g *Goroutine, pos, pc uintptr, due bool) Firing {
 	}
 	g.acquire()
 	g.settle(pos, pc)
-	return g.meter(p, pos, pc, true, false, false)
+	return g.meter(p, pos, pc, meterStart, 1)
 }
 
-// measure is a firing of an enabled probe inside a trace, or in a chain
+// measure is a firing of a metered probe inside a trace, or in a chain
 // with no gate: metered, if the trace maximum and the budget allow.
 //
 // Its callers, the leaf and beginGo, have made sure that g's frames are
@@ -162,19 +192,42 @@ func measure(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 		g.release() // the trace it was in has gone with its goroutine
 		return outside(p, g, pos, pc)
 	}
-	return g.meter(p, pos, pc, false, false, false)
+	return g.meter(p, pos, pc, meterAlways, 1)
 }
 
-// sampled is a firing of a sampled probe: metered if it begins while a
-// sampling window is open (its on-word is set only then).
-func sampled(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
-	if sampler.seq.Load()&1 == 0 {
-		if sampler.counting.Load() {
-			p.countFiring()
-		}
+// selected is a firing of a sampled probe that its P's countdown selected,
+// of weight w: metered, standing for the w firings of its gap.
+func selected(p *Probe, w int32, pos, pc uintptr) Firing {
+	g := current()
+	if g == nil {
 		return nil
 	}
-	return meterDue(p, pos, pc, false)
+	g.acquire()
+	g.settle(pos, pc)
+	return g.meter(p, pos, pc, meterSelected, w)
+}
+
+// selectedOut is the leaf's path for a firing of a sampled probe whose
+// countdown on its P ran out (the leaf counted it and decremented): the
+// next gap is drawn on the P the goroutine runs on now.
+//
+//lint:ignore U1000 jumped to from begin_amd64.s
+func selectedOut(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
+	return selected(p, p.reloadHere(), pos, pc)
+}
+
+// reloadHere draws the next gap of p's countdown on the running P and
+// returns the weight of the firing that ran it out.
+func (p *Probe) reloadHere() int32 {
+	pid := uintptr(procPin())
+	var w int32
+	if pid < countProcs {
+		w = p.reload(p.slotOn(pid))
+	} else {
+		w = int32(max(engine.sample, 1))
+	}
+	procUnpin()
+	return w
 }
 
 // spot is a firing of a disabled probe: with spotcheck on, counted on its
@@ -183,7 +236,7 @@ func spot(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 	if engine.spotcheck == nil || !p.count.Take(stripe(getg())) {
 		return nil
 	}
-	return meterDue(p, pos, pc, true)
+	return spotCheck(p, pos, pc)
 }
 
 // spotOut is spot's path for a firing whose decrement found its stripe's
@@ -194,28 +247,37 @@ func spotOut(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 	if !p.count.refill(stripe(getg())) {
 		return nil
 	}
-	return meterDue(p, pos, pc, true)
+	return spotCheck(p, pos, pc)
 }
 
-// meterDue meters a firing of a sampled probe in a window, or a spot
-// check that a count made due.
-func meterDue(p *Probe, pos, pc uintptr, spot bool) Firing {
+// spotCheck meters a firing of a disabled probe that spotcheck's count
+// made due.
+func spotCheck(p *Probe, pos, pc uintptr) Firing {
 	g := current()
 	if g == nil {
 		return nil
 	}
 	g.acquire()
 	g.settle(pos, pc)
-	return g.meter(p, pos, pc, false, spot, true)
+	return g.meter(p, pos, pc, meterSpot, 0)
 }
 
+// How a firing came to be metered (Frame.how).
+const (
+	meterAlways   = iota // a metered probe: no gate, or in a trace
+	meterStart           // a metered probe whose firing starts a trace
+	meterSelected        // a sampled probe's selected firing
+	meterSpot            // a spot check of a disabled probe
+)
+
 // meter pushes a metered firing of p on g, which the caller has acquired
-// and settled. Inside a trace it counts towards the trace maximum; start
-// starts a trace. Budget decides last: a firing gets the least of its own
-// allowance and what its nearest metered ancestor has left, and is not
-// metered with less than one unit; a spot check is outside its own
-// allowance (which may be why its probe is disabled), not its ancestor's.
-func (g *Goroutine) meter(p *Probe, pos, pc uintptr, start, spot, due bool) Firing {
+// and settled; how says why it is metered, w what it stands for (sample.go).
+// Inside a trace it counts towards the trace maximum; meterStart starts a
+// trace. Budget decides last: a firing gets the least of its own allowance
+// and what its nearest metered ancestor has left, and is not metered with
+// less than one unit; a spot check is outside its own allowance (which may
+// be why its probe is disabled), not its ancestor's.
+func (g *Goroutine) meter(p *Probe, pos, pc uintptr, how uint8, w int32) Firing {
 	if g.trace != 0 {
 		if g.full || g.traced >= engine.traceMax {
 			g.full = true
@@ -224,7 +286,7 @@ func (g *Goroutine) meter(p *Probe, pos, pc uintptr, start, spot, due bool) Firi
 		}
 	}
 	pool := int64(Unlimited)
-	if engine.budget != nil && !spot {
+	if engine.budget != nil && how != meterSpot {
 		if a := p.allowance.Load(); a != 0 {
 			pool = a - 1
 		}
@@ -236,24 +298,22 @@ func (g *Goroutine) meter(p *Probe, pos, pc uintptr, start, spot, due bool) Firi
 		g.release()
 		return nil
 	}
-	if start {
+	if how == meterStart {
 		g.startTrace(p)
 	}
-	return g.push(p, pool, pos, pc, spot, due)
+	return g.push(p, pool, pos, pc, how, w)
 }
 
 // push opens a frame for a metered firing of p and reads the clock, last,
 // so that the engine's own work stays outside the firing's time.
-func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, spot, due bool) Firing {
+func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int32) Firing {
 	d := g.depth
 	if int(d) == len(g.frames) {
 		g.frames = append(g.frames, &Frame{g: g, index: d})
 	}
 	f := g.frames[d]
-	f.probe, f.child, f.budget, f.pool, f.pos, f.pc, f.span, f.spot = p, 0, pool, pool, pos, pc, -1, spot
-	f.over, f.winStart, f.due, f.early = 0, -1, due, false
-	f.childWin, f.childSeen, f.childOther, f.selfWin, f.edges = 0, 0, 0, 0, [2]int32{}
-	f.below, f.kidsNet = 0, 0
+	f.probe, f.child, f.budget, f.pool, f.pos, f.pc, f.span = p, 0, pool, pool, pos, pc, -1
+	f.over, f.how, f.weight = 0, how, w
 	if pool != Unlimited {
 		f.pool-- // a firing spends one unit on itself
 	}
@@ -268,54 +328,25 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, spot, due bool) 
 	if f.span >= 0 {
 		g.spans[f.span].Start = f.start
 	}
-	if engine.sampling {
-		// From the start, not from the first window: a firing that began
-		// before any probe was sampled (main, a worker's loop) learns its
-		// own share from the windows that open during it.
-		f.winStart = windowNanos(f.start)
-		s := sampler.seq.Load()
-		f.lastT, f.lastSeq, f.lastChild, f.seq0 = f.start, s, false, s
-		f.early = s&1 == 1 && f.start-sampler.openAt.Load() < sampler.length.Load()
-		if d > 0 {
-			g.frames[d-1].stretch(f.start, s, true)
-		}
-	}
 	g.release()
 	return f
 }
 
-// stretch ends a stretch of f's own time at tick t (window sequence s): a
-// child begins (child) or f ends. What a window held of a stretch that
-// began in it is counted in selfWin, in the window f began in or in one
-// that opened later. In a later one, f's own time cannot be told from
-// that of a sampled firing between f and its children that began before
-// the window, unmetered: those firings' own time in the window counts as
-// f's. Left out, a firing that spans the run (main) had no window's split
-// at all, and kept every sampled call under it that began outside windows
-// as its own time (97% of yaml.v3's decoding); with them, only the own
-// time of the few sampled calls in progress when a window opens.
-func (f *Frame) stretch(t int64, s uint32, child bool) {
-	switch {
-	case f.lastSeq&1 == 1 && s == f.lastSeq: // in the window throughout
-		f.selfWin += nanos(f.lastT, t)
-	case f.lastSeq&1 == 1 && s == f.lastSeq+1: // the window closed during it
-		f.selfWin += nanos(f.lastT, min(sampler.closeAt.Load(), t))
-	case s&1 == 1 && s == f.lastSeq+1: // the window opened during it
-		f.selfWin += nanos(max(sampler.openAt.Load(), f.lastT), t)
-		f.edges[b2i(child)]++ // its start was no metering's
-		return
-	default:
-		return
-	}
-	f.edges[b2i(f.lastChild)]++
-	f.edges[b2i(child)]++
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func flowSeed() uint64 { return flowcheck.Seed(engine.seed, seeded.Add(1)) }
+
+// outsideOut is the leaf's path for a counted firing outside any trace
+// whose probe has not ended a firing yet: Go runs the gates.
+//
+//lint:ignore U1000 jumped to from begin_amd64.s
+func outsideOut(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
+	return outside(p, g, pos, pc)
+}
+
+// meterOrGateOut is the leaf's path for a counted firing of a metered
+// probe whose goroutine state is not in its home slot, or belongs to a
+// goroutine that ended.
+//
+//lint:ignore U1000 jumped to from begin_amd64.s
+func meterOrGateOut(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
+	return meterOrGate(p, pos, pc)
+}

@@ -31,8 +31,7 @@ type Goroutine struct {
 	flowLeft  int64  // flowcheck: offered firings left to the next trace; ≤ 0: none drawn
 	flowState uint64 // flowcheck: the generator's state; 0: not seeded
 
-	calibLeft int32  // metered firings left before the next measurement of the overheads
-	winSeq    uint32 // the sampling window this goroutine last metered a firing in
+	calibLeft int32 // metered firings left before the next measurement of the overheads
 
 	// stripe is the stripe of the probes' counts that this goroutine's
 	// firings take their units from: its P's, as of its last refill (see
@@ -52,35 +51,17 @@ type Frame struct {
 	index  int32      // its index in g.frames
 	probe  *Probe
 	start  int64   // ticks at Begin
-	child  int64   // inclusive ns of metered firings directly nested in this one
+	child  int64   // inclusive ns of the firings of its timed children metered directly inside it
+	over   int64   // ns of metering overhead nested in it: the outer overheads of the metered firings under it
 	budget int64   // units this firing was given, B(f); Unlimited if none
 	pool   int64   // units it has left
 	pos    uintptr // how deep in the goroutine's stack its function's frame is (stack top − frame pointer)
 	pc     uintptr // where its function called Begin
 	span   int32   // index in the goroutine's spans, or -1
+	weight int32   // how many firings of its probe it stands for: 1, or a sampled probe's gap (sample.go); 0 for a spot check
+	how    uint8   // why it is metered (meterAlways …)
 
-	over     int64 // ns of metering overhead nested in it: the outer overheads of the metered firings under it
-	winStart int64 // windowNanos when it began, where probes may be sampled; -1 otherwise
-
-	// While windows run: what windows showed of the firing's own part
-	// (outside the nested firings metered anyway), measured between clock
-	// reads at the boundaries of its children.
-	childWin   int64    // inclusive ns of nested firings metered because a window was open, the part windows held
-	childSeen  int64    // of those, the ones that began in the window it began in
-	childOther int64    // inclusive ns of the other metered firings directly nested in it
-	below      int64    // inclusive ns of the firings metered anyway under its windowed children, nearest ones only
-	kidsNet    int64    // inclusive ns of its windowed children, less what is metered anyway under them (below)
-	selfWin    int64    // ns of its own time between boundaries that a window held, overheads included
-	lastT      int64    // ticks at its last boundary (its start, or a child's end)
-	lastSeq    uint32   // the window sequence then
-	lastChild  bool     // the last boundary was a child's end
-	seq0       uint32   // the window sequence when it began: odd if it began in a window
-	edges      [2]int32 // boundaries of the stretches counted in selfWin: its own, and children's
-	spot       bool     // a spot check of a disabled probe
-	due        bool     // metered by meterDue: a sampled probe in a window, or a spot check
-	early      bool     // it began in a window before the window's timer was due
-
-	_ [16]byte // to whole cache lines (lines_test.go)
+	_ [32]byte // to whole cache lines (lines_test.go)
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

@@ -7,15 +7,23 @@ import (
 	"github.com/meterio/meter/extensions/hotspot"
 )
 
-// hot is hotspot at small numbers: thresholds 10 and 2 µs, a balance of 50,
-// no sampling unless a test sets it.
+// hot is hotspot at small numbers: thresholds 10 and 2 µs, a balance of
+// 50; no sampling, no share threshold, no cost limit and no untimed probe
+// unless a test sets them.
 func hot() *hotspot.Rule {
 	return &hotspot.Rule{Threshold: 10 * us, ThresholdInherent: 2 * us, Initial: 50}
 }
 
 func balance(p *Probe) int64 { return engine.hotspot.Initial - p.deficit.Load() }
 
-func TestColdProbeIsDisabledAfterExactlyInitialFirings(t *testing.T) {
+// fireAmong fires p with own ns of its own, after gap ns of other work on
+// the clock: p's share of the time is own/(own+gap).
+func fireAmong(p *Probe, own, gap int64, body func()) {
+	clk.Advance(gap)
+	fire(p, own, body)
+}
+
+func TestColdSmallProbeIsDisabledAfterExactlyInitialFirings(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		own      int64 // inherent ns of the probe
@@ -27,13 +35,15 @@ func TestColdProbeIsDisabledAfterExactlyInitialFirings(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := hot()
+			h.SampleShare = 0.5
 			wire(t, Chain{Hotspot: h})
 			p, child := newProbe(t, "p"), newProbe(t, "child")
 			for n := int64(1); n <= h.Initial; n++ {
 				if p.State() != Enabled {
-					t.Fatalf("disabled after %d firings, want %d", n-1, h.Initial)
+					t.Fatalf("judged after %d firings, want %d", n-1, h.Initial)
 				}
-				fire(p, tc.own, func() {
+				// Its own time is a third of the time since its first firing.
+				fireAmong(p, tc.own, 2*(tc.own+tc.childOwn), func() {
 					if tc.childOwn > 0 {
 						fire(child, tc.childOwn, nil)
 					}
@@ -42,20 +52,62 @@ func TestColdProbeIsDisabledAfterExactlyInitialFirings(t *testing.T) {
 			if p.State() != DisabledHotspot {
 				t.Fatalf("state %d after %d cold firings, want disabled", p.State(), h.Initial)
 			}
-			fire(p, tc.own, nil) // a disabled probe's firing is not metered
-			if c := p.Count(); c != h.Initial {
-				t.Fatalf("count = %d, want %d", c, h.Initial)
+			fire(p, tc.own, nil) // a disabled probe's firing is neither metered nor counted
+			if c, n := p.Calls(), p.Count(); c != h.Initial || n != h.Initial {
+				t.Fatalf("calls %d, metered %d; want %d", c, n, h.Initial)
+			}
+			if l := p.row().Label; l != LabelDisabled {
+				t.Fatalf("label %q", l)
 			}
 		})
 	}
 }
 
+// A cold probe whose own time is a large share of the time is kept, and
+// its calls go on being counted: timed at every call where metering costs
+// little beside its own time.
+func TestColdLargeProbeIsKept(t *testing.T) {
+	h := hot()
+	h.SampleShare = 0.5
+	wire(t, Chain{Hotspot: h})
+	p := newProbe(t, "p")
+	for range 3 * h.Initial {
+		fireAmong(p, 1*us, 100, nil)
+	}
+	if s := p.State(); s != Timed {
+		t.Fatalf("state %d, want timed", s)
+	}
+	checkRow(t, p, 3*h.Initial, 3*h.Initial*us, 3*h.Initial*us)
+	if l := p.row().Label; l != "" {
+		t.Fatalf("label %q, want none", l)
+	}
+}
+
+// A root, the entry of a unit of work, is never disabled for its share.
+func TestRootIsNeverDisabled(t *testing.T) {
+	h := hot()
+	h.SampleShare = 0.5
+	wire(t, Chain{Hotspot: h})
+	p := newProbe(t, "handler")
+	p.SetRoot()
+	for range 2 * h.Initial {
+		fireAmong(p, 1*us, 100*us, nil)
+	}
+	if s := p.State(); s.Disabled() {
+		t.Fatalf("a root was disabled")
+	}
+	if c := p.Calls(); c != 2*h.Initial {
+		t.Fatalf("calls %d, want %d", c, 2*h.Initial)
+	}
+}
+
 func TestHotProbeIsNeverDisabled(t *testing.T) {
 	h := hot()
+	h.SampleShare = 1
 	wire(t, Chain{Hotspot: h})
 	p := newProbe(t, "hot")
 	for n := int64(0); n < 20*h.Initial; n++ {
-		fire(p, 10*us, nil) // exactly at both thresholds is hot
+		fireAmong(p, 10*us, 1*us, nil) // exactly at both thresholds is hot
 	}
 	if p.State() != Enabled || balance(p) != h.Initial {
 		t.Fatalf("hot probe: state %d balance %d", p.State(), balance(p))
@@ -64,6 +116,7 @@ func TestHotProbeIsNeverDisabled(t *testing.T) {
 
 func TestCreditMovesByOneAndNeverExceedsInitial(t *testing.T) {
 	h := hot()
+	h.SampleShare = 1
 	wire(t, Chain{Hotspot: h})
 	p := newProbe(t, "p")
 	for i := 0; i < 10; i++ {
@@ -79,19 +132,22 @@ func TestCreditMovesByOneAndNeverExceedsInitial(t *testing.T) {
 		t.Fatalf("balance after hot firings = %d, want the initial %d", b, h.Initial)
 	}
 	for i := int64(0); i < h.Initial-1; i++ {
-		fire(p, 100, nil)
+		fireAmong(p, 100, 10*us, nil)
 	}
 	if p.State() != Enabled {
-		t.Fatal("disabled one firing early")
+		t.Fatal("judged one firing early")
 	}
-	fire(p, 100, nil)
+	fireAmong(p, 100, 10*us, nil)
 	if p.State() != DisabledHotspot {
-		t.Fatal("not disabled at zero balance")
+		t.Fatalf("state %d at zero balance, want disabled", p.State())
 	}
 }
 
+// Cold firings racing to the balance's end: one verdict, and the deficit
+// stops at the initial balance.
 func TestConcurrentColdFiringsDisableExactly(t *testing.T) {
 	h := hot()
+	h.SampleShare = 1
 	wire(t, Chain{Hotspot: h})
 	p := newProbe(t, "p")
 	var wg sync.WaitGroup
@@ -108,34 +164,41 @@ func TestConcurrentColdFiringsDisableExactly(t *testing.T) {
 	if p.State() != DisabledHotspot {
 		t.Fatal("not disabled")
 	}
-	// Once disabled, a probe is not judged: the deficit stops where the
-	// balance ran out, however many cold firings raced to it.
-	if d := p.deficit.Load(); d != h.Initial {
-		t.Fatalf("deficit = %d, want %d", d, h.Initial)
+	if d := p.deficit.Load(); d < h.Initial {
+		t.Fatalf("deficit = %d, want at least %d", d, h.Initial)
 	}
 }
 
 func TestReenabledProbeGetsItsBalanceBack(t *testing.T) {
 	h := hot()
+	h.SampleShare = 1
 	wire(t, Chain{Hotspot: h})
 	p := newProbe(t, "p")
 	for i := int64(0); i < h.Initial; i++ {
-		fire(p, 1, nil)
+		fireAmong(p, 1, 10, nil)
+	}
+	if p.State() != DisabledHotspot {
+		t.Fatalf("state %d", p.State())
 	}
 	p.Enable()
 	if p.State() != Enabled || balance(p) != h.Initial || p.reenabled.Load() != 1 {
 		t.Fatalf("after Enable: state %d balance %d reenabled %d", p.State(), balance(p), p.reenabled.Load())
 	}
+	fire(p, 1, nil)
+	if c := p.Calls(); c != h.Initial+1 {
+		t.Fatalf("calls %d after re-enabling, want %d", c, h.Initial+1)
+	}
 }
 
 func TestHotspotLabels(t *testing.T) {
 	h := hot()
+	h.SampleShare = 0.5
 	wire(t, Chain{Hotspot: h})
 	hotp, warm, cold := newProbe(t, "hot"), newProbe(t, "warm"), newProbe(t, "cold")
 	fire(hotp, 10*us, nil)
 	fire(warm, 1*us, func() { fire(hotp, 10*us, nil) }) // inclusive 11 µs, inherent 1 µs
 	for i := int64(0); i < h.Initial; i++ {
-		fire(cold, 1, nil)
+		fireAmong(cold, 1, 10, nil)
 	}
 	for p, want := range map[*Probe]string{hotp: LabelHotspot, warm: "", cold: LabelDisabled} {
 		if got := p.row().Label; got != want {
@@ -145,9 +208,9 @@ func TestHotspotLabels(t *testing.T) {
 }
 
 // A probe hot on average whose metering would cost more than the rule's
-// share of its own time per firing is sampled instead, whatever its share
-// of the wall time; within that share, or with no alternative (sampling
-// off, or no limit), it is metered at every call.
+// share of its own time per firing is sampled instead; within that share,
+// or with no alternative (sampling off, or no limit), it is metered at
+// every call.
 func TestHotOnAverageButCostlyToMeterIsSampled(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -156,16 +219,16 @@ func TestHotOnAverageButCostlyToMeterIsSampled(t *testing.T) {
 		outer  int64   // ns, what metering a firing costs
 		want   State
 	}{
-		{"metering within 2%", 10, 0.02, 462, Enabled}, // 2% of 23.11 µs is 462.2 ns
+		{"metering within 2%", 10, 0.02, 462, Timed}, // 2% of 23.11 µs is 462.2 ns
 		{"metering over 2%", 10, 0.02, 463, Sampled},
-		{"no limit", 10, 0, 100 * us, Enabled},
-		{"sampling off", 0, 0.02, 100 * us, Enabled},
+		{"no limit", 10, 0, 100 * us, Timed},
+		{"sampling off", 0, 0.02, 100 * us, Timed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := hot()
-			h.Sample, h.SampleShare, h.Cost = tc.sample, 1, tc.cost // share 1: no probe is large enough in total
+			h.Sample, h.Cost = tc.sample, tc.cost
 			wire(t, Chain{Hotspot: h})
-			setOverhead(pathEnabled, 0, tc.outer) // no parent: nothing is taken off
+			setOverhead(pathMeter, 0, tc.outer) // no parent: nothing is taken off
 			p := newProbe(t, "mapping")
 			// One firing in ten of 200 µs, the others of 1 µs: the balance
 			// of 50 runs out at the 63rd, 7 hot and 56 cold, of mean 23.11
@@ -196,6 +259,7 @@ func TestHotOnAverageButCostlyToMeterIsSampled(t *testing.T) {
 // balance runs out: the label and the state agree.
 func TestHotOnAverageIsKept(t *testing.T) {
 	h := hot()
+	h.SampleShare = 1
 	wire(t, Chain{Hotspot: h})
 	p := newProbe(t, "handler")
 	for i := int64(0); i < 3*h.Initial; i++ {
@@ -205,10 +269,128 @@ func TestHotOnAverageIsKept(t *testing.T) {
 		}
 		fire(p, cost, nil)
 	}
-	if s, l := p.State(), p.row().Label; s != Enabled || l != LabelHotspot {
-		t.Fatalf("state %d label %q, want enabled and hotspot", s, l)
+	if s, l := p.State(), p.row().Label; s != Timed || l != LabelHotspot {
+		t.Fatalf("state %d label %q, want timed and hotspot", s, l)
 	}
-	if c := p.Count(); c != 3*h.Initial {
-		t.Fatalf("metered %d, want every firing (%d)", c, 3*h.Initial)
+	if c, n := p.Calls(), p.Count(); c != 3*h.Initial || n != c {
+		t.Fatalf("calls %d metered %d, want every firing (%d)", c, n, 3*h.Initial)
+	}
+}
+
+// A hot firing stretched by a preemption, or a cold one, cannot decide a
+// probe's verdict: it is judged on its totals when its balance runs out.
+func TestVerdictComesFromTotals(t *testing.T) {
+	h := hot()
+	h.SampleShare = 0.5
+	wire(t, Chain{Hotspot: h})
+	p := newProbe(t, "p")
+	// 49 cold firings of 9 µs and, last, one of 1 µs: mean 8.8 µs, cold;
+	// its own time is 90% of the time: kept, metered at every call.
+	for range h.Initial - 1 {
+		fireAmong(p, 9*us, 1*us, nil)
+	}
+	fireAmong(p, 1*us, 1*us, nil)
+	if s := p.State(); s != Timed {
+		t.Fatalf("state %d, want timed", s)
+	}
+}
+
+// untimed wires hotspot with an untimed limit of 4 clock reads of 50 ns:
+// 200 ns.
+func untimed(t *testing.T, h *hotspot.Rule) {
+	h.Untimed = 4
+	wire(t, Chain{Hotspot: h, ClockCost: 50, Rand: func() uint64 { return 9 }}) // sampled gaps of 10
+	if l := UntimedLimit(); l != 200 {
+		t.Fatalf("untimed limit %d ns, want 200", l)
+	}
+}
+
+// A cold probe whose own time per call is under the untimed limit, and
+// whose share is large, is untimed: every call counted, none metered, its
+// row without times, its time its parent's own.
+func TestShortProbeIsUntimed(t *testing.T) {
+	h := hot()
+	h.SampleShare = 0.01
+	untimed(t, h)
+	parent, leaf := newProbe(t, "parent"), newProbe(t, "leaf")
+	// The parent: 20 µs of its own, then the leaf 100 times, 150 ns each.
+	round := func() {
+		fire(parent, 20*us, func() {
+			for range 100 {
+				fire(leaf, 150, nil)
+			}
+		})
+	}
+	for range 10 {
+		round()
+	}
+	if s := leaf.State(); s != Untimed {
+		t.Fatalf("leaf state %d after 1000 firings, want untimed", s)
+	}
+	metered := leaf.Count()
+	if metered != h.Initial {
+		t.Fatalf("%d firings metered, want the %d before the verdict", metered, h.Initial)
+	}
+	for range 10 {
+		round()
+	}
+	if n := leaf.Count(); n != metered {
+		t.Fatalf("an untimed probe was metered: %d firings, %d before", n, metered)
+	}
+	r := leaf.row()
+	if r.Count != 2000 || r.Label != LabelUntimed || r.Total != 0 || r.InherentTotal != 0 {
+		t.Fatalf("leaf row %+v, want 2000 calls, untimed, no times", r)
+	}
+	// The parent's own time holds the leaf's, every call of it, its
+	// metered ones included.
+	checkRow(t, parent, 20, 20*(20*us+100*150), 20*(20*us+100*150))
+}
+
+// A probe whose calls are long enough to time but whose metering would
+// cost too much of its own time is sampled: every call counted, one in
+// Sample metered, its totals estimated from those.
+func TestSampledProbeEstimates(t *testing.T) {
+	h := hot()
+	h.Sample, h.Cost, h.SampleShare = 10, 0.02, 0.01
+	untimed(t, h)
+	setOverhead(pathMeter, 0, 100) // metering costs 100 ns: over 2% of 1 µs
+	parent, p := newProbe(t, "parent"), newProbe(t, "p")
+	round := func() {
+		fire(parent, 10*us, func() {
+			for range 100 {
+				fire(p, 1*us, nil)
+			}
+		})
+	}
+	for range 10 {
+		round()
+	}
+	if s := p.State(); s != Sampled {
+		t.Fatalf("state %d, want sampled", s)
+	}
+	before := p.Count()
+	for range 100 {
+		round()
+	}
+	if metered := p.Count() - before; metered < 1000-int64(countProcs) || metered > 1000 {
+		t.Fatalf("%d of 10000 calls metered, want one in ten", metered)
+	}
+	r := p.row()
+	if r.Count != 11000 || r.Label != LabelSampled {
+		t.Fatalf("row %+v, want 11000 calls, sampled", r)
+	}
+	// Every call takes 1 µs: the estimate is exact.
+	if r.Total != 11000*us || r.InherentTotal != 11000*us {
+		t.Fatalf("total %d ns inherent %d, want %d", r.Total, r.InherentTotal, 11000*us)
+	}
+	// The parent's own time is its own: the sampled calls it made are
+	// charged away, metered or not, but those of the gaps not ended yet
+	// (at most 9 on each P). What metering the 50 calls before the verdict
+	// cost (100 ns each, which the manual clock did not spend) is taken
+	// off the parent's time too.
+	pr := parent.row()
+	want := int64(110*10*us - 50*100)
+	if own := pr.InherentTotal; own < want || own > want+9*us*int64(countProcs) {
+		t.Fatalf("parent's own time %d ns, want %d", own, want)
 	}
 }

@@ -117,8 +117,8 @@ func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 		t.Fatalf("depth after a recovered panic = %d, want 0", d)
 	}
 	checkRow(t, outer, 1, 1500, 1500) // the unwound firings' time is its own
-	checkRow(t, middle, 0, 0, 0)
-	checkRow(t, inner, 0, 0, 0)
+	checkRow(t, middle, 1, 0, 0)      // called, never timed
+	checkRow(t, inner, 1, 0, 0)
 
 	// A recovered panic in a function with no probe: the goroutine's next
 	// firing at the same depth drops what the panic left.
@@ -129,7 +129,7 @@ func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 		}()
 	}
 	fire(middle, 100, nil)
-	checkRow(t, middle, 1, 100, 100)
+	checkRow(t, middle, 5, 100*5, 100*5) // five calls, one of them timed
 	if d := Depth(); d != 0 {
 		t.Fatalf("depth after recovered panics = %d, want 0", d)
 	}
@@ -147,8 +147,8 @@ func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 	if d := <-done; d != 2 {
 		t.Fatalf("depth seen by a deferred call during Goexit = %d, want 2 (nothing ended)", d)
 	}
-	if c := middle.Count(); c != 1 {
-		t.Fatalf("middle count after Goexit = %d, want 1", c)
+	if c, n := middle.Calls(), middle.Count(); c != 6 || n != 1 {
+		t.Fatalf("middle after Goexit: %d calls, %d metered; want 6 and 1", c, n)
 	}
 }
 
@@ -297,16 +297,16 @@ func TestSnapshotRowsAreConsistent(t *testing.T) {
 					return
 				default:
 				}
-				p.stats.record(3*us, 1*us)
+				p.stats.record(3*us, 1)
 			}
 		}()
 	}
 	for n := int64(0); n < 100*sharedFirings; {
 		r := p.row()
-		if r.Total != 3*us*r.Count || r.InherentTotal != 1*us*r.Count {
-			t.Fatalf("torn row: count %d total %d inherent %d", r.Count, r.Total, r.InherentTotal)
+		if r.Total != 3*us*r.Metered || r.InherentTotal != 3*us*r.Metered {
+			t.Fatalf("torn row: metered %d total %d inherent %d", r.Metered, r.Total, r.InherentTotal)
 		}
-		n = r.Count
+		n = r.Metered
 	}
 	close(stop)
 	wg.Wait()
@@ -373,7 +373,7 @@ func TestEndTwiceAndLostEnd(t *testing.T) {
 	clk.Advance(1 * us)
 	a.End(fa)
 	checkRow(t, a, 2, 2*us, 2*us)
-	checkRow(t, b, 0, 0, 0)
+	checkRow(t, b, 1, 0, 0) // called, never ended
 	if d := Depth(); d != 0 {
 		t.Fatalf("depth = %d", d)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/meterio/meter/clock"
+	"github.com/meterio/meter/extensions/hotspot"
 )
 
 // setOverhead puts figures of path k in place of the measured ones.
@@ -20,7 +21,7 @@ func setOverhead(k int, inner, outer int64) {
 func TestOverheadTakenOff(t *testing.T) {
 	wire(t, Chain{})
 	const inner, outer = 10, 40
-	setOverhead(pathEnabled, inner, outer)
+	setOverhead(pathMeter, inner, outer)
 	parent, child, leaf := newProbe(t, "parent"), newProbe(t, "child"), newProbe(t, "leaf")
 	// call runs a firing of p whose function works for work ns around
 	// body, as the clock sees it with metering: the inner overhead inside
@@ -41,41 +42,6 @@ func TestOverheadTakenOff(t *testing.T) {
 	checkRow(t, leaf, 2, 10, 10)
 	checkRow(t, child, 1, 57, 50)
 	checkRow(t, parent, 1, 160, 100)
-}
-
-// A sampling window runs the program slower: every firing of a sampled
-// probe in it is metered. The estimates take the share of the work the
-// windows held, not of the time.
-func TestWindowMeteringDoesNotThinEstimates(t *testing.T) {
-	h := hot()
-	h.Sample, h.SampleShare = 10, 0.5
-	wire(t, Chain{Hotspot: h})
-	p := newProbe(t, "p")
-	sample(t, p)
-	const outer = 1 * us
-	setOverhead(pathDue, 0, outer)
-	base := p.row()
-	// 90 firings of 2 µs outside windows; 10 in one, each followed by the
-	// microsecond its metering took: the window lasts 30 µs, 20 of work.
-	for i := 0; i < 90; i++ {
-		fire(p, 2*us, nil)
-	}
-	openWindow()
-	for i := 0; i < 10; i++ {
-		fire(p, 2*us, nil)
-		clk.Advance(outer)
-	}
-	closeWindow()
-	r := p.row()
-	if got := r.Count - base.Count; got != 100 {
-		t.Errorf("count +%d, want +100 (the window held a tenth of the work, not a seventh of the time)", got)
-	}
-	if got := r.Total - base.Total; got != 200*us {
-		t.Errorf("total +%d ns, want +200 µs", got)
-	}
-	if s := Take(); s.WindowOverhead != 10*outer {
-		t.Errorf("window overhead %d ns, want %d", s.WindowOverhead, 10*outer)
-	}
 }
 
 // The overheads in use are trimmed means of the last measurements: an
@@ -135,18 +101,23 @@ func TestOverheadMeasuredOnRealClock(t *testing.T) {
 	if !Supported {
 		t.Skip("no engine on this platform")
 	}
-	Configure(Chain{Enabled: true})
+	h := hotspot.Default()
+	Configure(Chain{Enabled: true, Hotspot: &h})
 	t.Cleanup(func() { Configure(Chain{Enabled: true, Clock: clock.NewManual()}) })
-	in, out := overhead[pathEnabled].inner.Load(), overhead[pathEnabled].outer.Load()
+	in, out := overhead[pathMeter].inner.Load(), overhead[pathMeter].outer.Load()
 	if in <= 0 || out < in {
 		t.Fatalf("after wiring: inner %d outer %d ns, want 0 < inner ≤ outer", in, out)
 	}
+	if l := UntimedLimit(); l <= 0 || l > maxUntimed {
+		t.Fatalf("untimed limit %d ns with the default rule, want 1 to %d", l, maxUntimed)
+	}
+	Configure(Chain{Enabled: true}) // no hotspot: every firing metered
 	p := newProbe(t, "p")
-	before := overhead[pathEnabled].next.Load()
+	before := overhead[pathMeter].next.Load()
 	for i := 0; i < 4*calibrateEvery; i++ {
 		p.End(p.Begin())
 	}
-	if n := overhead[pathEnabled].next.Load() - before; n < 3 {
+	if n := overhead[pathMeter].next.Load() - before; n < 3 {
 		t.Errorf("%d measurements in %d metered firings, want at least 3", n, 4*calibrateEvery)
 	}
 	for _, q := range Probes() {
@@ -154,7 +125,11 @@ func TestOverheadMeasuredOnRealClock(t *testing.T) {
 			t.Fatalf("a private probe is registered: %s", q.Name())
 		}
 	}
-	if s := calib[pathEnabled].State(); s != Enabled {
+	if s := calib[pathMeter].State(); s != Enabled {
 		t.Errorf("private probe's state %d, want enabled (never judged)", s)
+	}
+	in, out = overhead[pathSelected].inner.Load(), overhead[pathSelected].outer.Load()
+	if in <= 0 || out < in {
+		t.Fatalf("selected path: inner %d outer %d ns, want 0 < inner ≤ outer", in, out)
 	}
 }

@@ -8,49 +8,69 @@ import (
 // State is what the chain has made of a probe.
 type State uint32
 
-// Probe states. The model labels a disabled probe "disabled" (hotspot) or
-// "budget", and a sampled one "sampled".
+// Probe states. A probe begins Enabled: every firing is metered while
+// hotspot learns what it costs. When its credit balance runs out, hotspot
+// judges it on its totals (judge.go) and it becomes Timed, Sampled,
+// Untimed or DisabledHotspot; budget may disable it (DisabledBudget).
 const (
-	Enabled         State = iota // every firing goes through the chain
-	Sampled                      // metered during sampling windows only (sampler.go)
-	DisabledHotspot              // switched off by hotspot
+	Enabled         State = iota // every firing metered; not judged yet
+	Timed                        // every firing metered, for good: hot, or cheap to meter beside its own time
+	Sampled                      // counted; about one firing in hotspot's Sample metered (sample.go)
+	Untimed                      // counted, never metered: its calls are too short to time
+	DisabledHotspot              // switched off by hotspot: its share of the program is below the share threshold
 	DisabledBudget               // switched off by budget: it cannot afford its own measurement
 )
 
 // Disabled reports whether s is one of the disabled states.
 func (s State) Disabled() bool { return s >= DisabledHotspot }
 
+// metered reports whether every firing of a probe in state s is metered.
+func (s State) metered() bool { return s == Enabled || s == Timed }
+
+// Classes: what begin does with a firing of a probe, one word that the Go
+// decision (decide.go) and the assembly leaf (begin_amd64.s) both switch
+// on. The engine sets it from the probe's state and the chain (classOf).
+const (
+	classOff    = iota // nothing: the engine is off, or the probe is disabled and spotcheck is off
+	classSpot          // disabled, spotcheck on: its spot countdown, and no count
+	classCount         // counted only (Untimed)
+	classSample        // counted; the P's countdown selects the firings to meter (Sampled)
+	classMeter         // counted; metered, or, with a trace gate on, passed through the gates
+)
+
 // Probe is one instrumented function: its name, what the chain keeps for
-// it, and the statistics of its metered firings.
+// it, its count and the statistics of its metered firings.
 type Probe struct {
 	name     string
 	id       int32
 	internal bool // the engine's own (calibrate.go): judged by nothing, never in a trace
 
+	class    atomic.Uint32  // what begin does with a firing (classOff …)
 	state    atomic.Uint32  // a State
 	gate     *atomic.Uint32 // the generated code's on-word; nil when none
 	ended    atomic.Bool    // some firing of it has returned
 	root     atomic.Bool    // the entry of a unit of work (probe.Roots)
 	eligible atomic.Bool    // tracepoint may start traces on it
+	deciding atomic.Bool    // hotspot is judging it
+
+	slots *slot        // its count on P 0 (count.go); on P k, k<<procShift bytes on
+	spill atomic.Int64 // firings counted on Ps without slots
 
 	// What the chain keeps per probe: hotspot's deficit (initial − balance),
-	// budget's allowance (A+1 once T is known, 0 before), the spot checks
-	// the tick of its first metered firing (for
-	// hotspot's share), and one striped count that tracepoint (enabled) or
-	// spotcheck (disabled) runs down, whichever the probe's state calls for.
+	// budget's allowance (A+1 once T is known, 0 before), the tick of its
+	// first metered firing since it was last enabled (for hotspot's share),
+	// and one striped count that tracepoint (enabled) or spotcheck
+	// (disabled) runs down, whichever the probe's state calls for.
 	deficit   atomic.Int64
 	allowance atomic.Int64
-	first     atomic.Int64 // tick of its first metered firing since it was last enabled
-	inhBase   atomic.Int64 // its inherent total when it was last enabled
+	first     atomic.Int64
 	count     Countdown
 
 	stats     stats
-	window    windowStats                // its metered firings that a sampling window overlapped
-	counts    atomic.Pointer[[]countRow] // its firings counted in counting windows, per stripe (counting.go)
-	sampling  sampling
+	warm      warmCharges // what it charged its timed parents while Enabled (judge.go)
 	reenabled atomic.Int64
 
-	_ [40]byte // to whole cache lines (lines_test.go)
+	_ [48]byte // to whole cache lines (lines_test.go)
 }
 
 // Name returns the probe's name, as the Go toolchain names the function.
@@ -85,68 +105,87 @@ func (p *Probe) SetRoot() {
 	}
 }
 
+// classOf returns the class of a probe in state s under the wired chain.
+func classOf(s State) uint32 {
+	switch {
+	case !engine.on:
+		return classOff
+	case s.Disabled():
+		if engine.spotcheck != nil {
+			return classSpot
+		}
+		return classOff
+	case s == Untimed:
+		return classCount
+	case s == Sampled:
+		return classSample
+	}
+	return classMeter
+}
+
+// setState moves p from state from to state to, and sets its class and
+// on-word to match. It reports false, changing nothing, if p was not in
+// state from. What a state needs ready (a countdown) is made ready before
+// the class that reads it.
+func (p *Probe) setState(from, to State) bool {
+	switch {
+	case to == Sampled:
+		p.startSampling()
+	case to.Disabled() && engine.spotcheck != nil:
+		p.count.reset(engine.spotcheck.Interval, Stripes)
+	case to.metered() && engine.tracepoint != nil:
+		p.count.reset(engine.tracepoint.Sample, procSpread())
+	}
+	if !p.state.CompareAndSwap(uint32(from), uint32(to)) {
+		return false
+	}
+	p.class.Store(classOf(to))
+	if from == Sampled {
+		sampledProbes.Add(-1)
+	}
+	if to == Sampled {
+		sampledProbes.Add(1)
+	}
+	if p.gate != nil {
+		p.gate.Store(b2u32(classOf(to) != classOff))
+	}
+	return true
+}
+
 // Disable stops all metering of p for reason r (DisabledHotspot or
-// DisabledBudget). The generated code's on-word is cleared, so from then
-// on a firing costs one load and one branch, unless spotcheck is on. Only
-// the first reason sticks.
+// DisabledBudget): its firings are no longer counted either, and its
+// generated code's on-word is cleared, so that from then on a firing costs
+// one load and one branch, unless spotcheck is on. Only the first reason
+// sticks.
 func (p *Probe) Disable(r State) {
 	for {
 		s := p.State()
 		if s.Disabled() {
 			return
 		}
-		if engine.spotcheck != nil {
-			p.count.reset(engine.spotcheck.Interval, Stripes) // before the state that uses it
+		if p.setState(s, r) {
+			p.warm.settle(false)
+			return
 		}
-		if p.state.CompareAndSwap(uint32(s), uint32(r)) {
-			break
-		}
-	}
-	if engine.spotcheck == nil && p.gate != nil {
-		p.gate.Store(0)
 	}
 }
 
-// Enable undoes Disable and ends sampling: a spot check or a sampled
-// firing found p hot again. It gets hotspot's initial balance back.
+// Enable undoes Disable: a spot check found p hot again. It is metered at
+// every firing and judged afresh, with hotspot's initial balance.
 func (p *Probe) Enable() {
-	s := p.State()
-	if s == Enabled {
-		return
-	}
-	if s == Sampled {
-		// The stretch ends: what it counted and did not meter becomes
-		// part of the estimates for good.
-		if engine.tracepoint != nil {
-			p.count.reset(engine.tracepoint.Sample, procSpread())
-		}
-		p.sampling.mu.Lock()
-		e := p.adjustment(p.stats.sum(), now())
-		ok := p.state.CompareAndSwap(uint32(Sampled), uint32(Enabled))
-		if ok {
-			p.sampling.extra = e
-		}
-		p.sampling.mu.Unlock()
-		if !ok {
+	for {
+		s := p.State()
+		if s == Enabled {
 			return
 		}
-		removeSampled(p)
-	} else {
-		if engine.tracepoint != nil {
-			p.count.reset(engine.tracepoint.Sample, procSpread()) // before the state that uses it
-		}
-		if !p.state.CompareAndSwap(uint32(s), uint32(Enabled)) {
+		p.deficit.Store(0)
+		p.first.Store(0)
+		if p.setState(s, Enabled) {
+			if s.Disabled() {
+				p.reenabled.Add(1)
+			}
 			return
 		}
-	}
-	p.deficit.Store(0)
-	p.inhBase.Store(p.stats.sum().inherent) // hotspot's share is judged afresh
-	p.first.Store(0)
-	if s.Disabled() {
-		p.reenabled.Add(1)
-	}
-	if p.gate != nil && engine.on {
-		p.gate.Store(1)
 	}
 }
 
@@ -163,22 +202,38 @@ func (p *Probe) decideEligible() {
 var registry struct {
 	sync.Mutex
 	probes  []*Probe
+	byName  map[string]*Probe
 	anyRoot bool
 }
 
 // NewProbe registers a probe. gate, if not nil, is the word the generated
 // code tests before calling Begin: the engine sets it while a firing of
-// the probe may be metered and clears it when the probe is disabled.
+// the probe may be counted or metered and clears it when the probe is
+// disabled.
 func NewProbe(name string, gate *atomic.Uint32) *Probe {
-	p := &Probe{name: name, gate: gate}
-	p.stats.init()
+	p := makeProbe(name, gate)
 	registry.Lock()
 	p.id = int32(len(registry.probes))
 	registry.probes = append(registry.probes, p)
+	if registry.byName == nil {
+		registry.byName = map[string]*Probe{}
+	}
+	if _, dup := registry.byName[name]; !dup {
+		registry.byName[name] = p
+	}
 	registry.Unlock()
 	configureMu.Lock()
 	p.wire()
 	configureMu.Unlock()
+	return p
+}
+
+// makeProbe makes a probe that is not registered yet (the engine's own
+// stay so).
+func makeProbe(name string, gate *atomic.Uint32) *Probe {
+	p := &Probe{name: name, gate: gate}
+	p.stats.init()
+	p.giveSlots()
 	return p
 }
 
@@ -187,4 +242,18 @@ func Probes() []*Probe {
 	registry.Lock()
 	defer registry.Unlock()
 	return registry.probes[:len(registry.probes):len(registry.probes)]
+}
+
+// byName returns the registered probe named name, or nil.
+func byName(name string) *Probe {
+	registry.Lock()
+	defer registry.Unlock()
+	return registry.byName[name]
+}
+
+func b2u32(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
 }

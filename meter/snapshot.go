@@ -13,18 +13,20 @@ import (
 
 // Labels in the model.
 const (
-	LabelHotspot  = "hotspot"  // mean inclusive and inherent times at or above hotspot's thresholds
-	LabelDisabled = "disabled" // hotspot switched it off: its figures cover its metered firings only
-	LabelBudget   = "budget"   // it can never afford its own measurement
-	LabelSampled  = "sampled"  // metered in sampling windows: count and totals are estimates
+	LabelHotspot  = "hotspot"  // metered at every call, with mean inclusive and inherent times at or above hotspot's thresholds
+	LabelSampled  = "sampled"  // count exact; times estimated from a sample of its calls
+	LabelUntimed  = "untimed"  // count exact; calls too short to time: no times of its own, its time is its callers'
+	LabelTraced   = "traced"   // count exact; times from its firings in traces only (tracepoint or flowcheck on)
+	LabelDisabled = "disabled" // hotspot switched it off: count and times up to then only
+	LabelBudget   = "budget"   // budget switched it off: it can never afford its own measurement
 )
 
-// Row is one probe in a snapshot of the model. Times are ns. For a sampled
-// probe, Count, Total and InherentTotal are estimates: what sampling
-// windows measured, over the share of time they took (Metered says how
-// many firings were measured). The inherent time of a probe metered always
-// is its inclusive time times the inherent share that the firings windows
-// overlapped show, once windows have run (see sampler.go).
+// Row is one probe in a snapshot of the model. Count is the number of
+// calls (up to its disabling, for a disabled probe). Times are ns: the
+// totals over every call, measured where each call was metered and
+// estimated from the metered calls where some were not (sampled, traced,
+// or skipped for want of budget), and none for an untimed probe. Inherent
+// time is inclusive time less that of the timed children (parent.go).
 type Row struct {
 	Probe         string
 	Count         int64
@@ -37,7 +39,6 @@ type Row struct {
 	Label         string
 	Metered       int64   // firings measured
 	SD            float64 // standard deviation of the inclusive times of the metered firings, ns
-	InherentSD    float64 // of their inherent times
 	Reenabled     int64   // times a spot check re-enabled it
 }
 
@@ -53,21 +54,10 @@ type Snapshot struct {
 	Probes          int         // registered probes
 	Traces          int64       // traces ended
 	TruncatedTraces int64       // of which truncated: reached the maximum, handed over in parts, or lost their root
-	Unwound         int64       // metered firings a panic or runtime.Goexit unwound before their End: not counted
-	Windows         int64       // sampling windows opened
-	WindowNanos     int64       // how long they were open, in all
-	SamplingNanos   int64       // since the first probe was sampled
-	SamplingAlloc   int64       // bytes the program allocated since then (-1: unknown)
-	WindowAlloc     int64       // of those, in windows
+	Unwound         int64       // metered firings a panic or runtime.Goexit unwound before their End: not timed
 	Dropped         int64       // spans the export path dropped
-	WindowOverhead  int64       // ns the windows' metering took, over all goroutines
-	Interrupted     int64       // sampled firings in windows whose own time held an interruption, taken off (end.go)
-	CountWindows    int64       // counting windows closed (counting.go)
-	CountNanos      int64       // ns counting windows were open
-	CountAlloc      int64       // bytes the program allocated in them
-	Counted         int64       // sampled firings they counted
-	CountOverhead   int64       // ns counting a firing costs
-	Overheads       [2][2]int64 // ns, inner and outer overhead of a metered firing: [0] of an enabled probe, [1] of one in a window (calibrate.go)
+	UntimedLimit    int64       // ns of own time per call under which a cold probe is untimed
+	Overheads       [2][2]int64 // ns, inner and outer overhead of a metered firing: [0] of a metered probe, [1] of a selected one (calibrate.go)
 	Clamped         uint64      // negative clock differences clamped to zero
 }
 
@@ -78,8 +68,7 @@ func init() { started.Store(time.Time{}) }
 
 // Take reads the model without stopping the program. Each statistics row
 // is read whole (its writer is never blocked: a row being written is read
-// again), so each row of the model counts exactly the metered firings
-// whose times it holds.
+// again).
 func Take() Snapshot {
 	s := Snapshot{
 		Taken:           time.Now(),
@@ -89,26 +78,12 @@ func Take() Snapshot {
 		TruncatedTraces: tracesTruncated.Load(),
 		Started:         started.Load().(time.Time),
 		Unwound:         unwound.Load(),
-		Windows:         int64(sampler.seq.Load()+1) / 2,
 		Dropped:         dropped.Load(),
 		Clamped:         clock.Clamped(),
-		WindowOverhead:  sampler.over.Load(),
-		Interrupted:     interruptions.Load(),
+		UntimedLimit:    UntimedLimit(),
 	}
 	if engine.manual != nil {
 		s.Clock = "manual"
-	}
-	if sampler.active.Load() {
-		t := now()
-		s.WindowNanos = windowNanos(t)
-		s.SamplingNanos = nanos(sampler.since.Load(), t)
-		s.SamplingAlloc, s.WindowAlloc = -1, 0
-		if a, a0 := allocated(), sampler.allocSince.Load(); a >= 0 && a0 >= 0 {
-			s.SamplingAlloc, s.WindowAlloc = a-a0, windowAlloc(a)
-			s.CountAlloc = countingAlloc(a)
-		}
-		s.CountWindows, s.CountNanos = sampler.countWindows.Load(), countingNanos(t)
-		s.Counted, s.CountOverhead = countedAll(), countOverhead.outer.Load()
 	}
 	for k := range overhead {
 		s.Overheads[k] = [2]int64{overhead[k].inner.Load(), overhead[k].outer.Load()}
@@ -132,41 +107,60 @@ func Take() Snapshot {
 	return s
 }
 
+// untimedYet reports whether p, not judged yet, would be untimed on what
+// its metered firings show: its own time per call is under the untimed
+// limit. A program that ends before hotspot judges its probes (a short
+// one) then claims no time for calls the clock could not time.
+func (p *Probe) untimedYet() bool {
+	t := p.stats.sum()
+	if t.wsum == 0 || engine.gated {
+		return false
+	}
+	return (t.wtotal-t.child)/t.wsum < UntimedLimit()
+}
+
+// row returns p's row.
 func (p *Probe) row() Row {
 	t := p.stats.sum()
-	r := Row{Probe: p.name, Metered: t.count, Min: t.min, Max: t.max, Reenabled: p.reenabled.Load()}
+	warm := warmChildren(p)
+	r := Row{Probe: p.name, Count: p.Calls(), Metered: t.count, Min: t.min, Max: t.max, Reenabled: p.reenabled.Load()}
 	if n := float64(t.count); n > 1 {
-		mi, mh := float64(t.total)/n, float64(t.inherent)/n
-		r.SD = math.Sqrt(max(t.sqTotal/n-mi*mi, 0) * n / (n - 1))
-		r.InherentSD = math.Sqrt(max(t.sqInh/n-mh*mh, 0) * n / (n - 1))
+		m := float64(t.total) / n
+		r.SD = math.Sqrt(max(t.sqTotal/n-m*m, 0) * n / (n - 1))
 	}
-	p.sampling.mu.Lock()
-	e := p.adjustment(t, now())
-	p.sampling.mu.Unlock()
-	r.Count, r.Total, r.InherentTotal = t.count+e.count, t.total+e.total, t.inherent+e.inherent
-	if p.State() != Sampled {
-		// Metered always, with sampled probes under it: its own time, with
-		// what they took as the windows show it (see ownEstimate).
-		if own, ok := ownEstimate(p, t); ok {
-			r.InherentTotal = own + e.inherent
+	st := p.State()
+	switch {
+	case st == Untimed || st == Enabled && p.untimedYet():
+		r.Label = LabelUntimed
+		r.Min, r.Max, r.SD = 0, 0, 0
+		return r
+	case st.Disabled():
+		// Its metered firings only, as they were measured.
+		r.Label = LabelDisabled
+		if st == DisabledBudget {
+			r.Label = LabelBudget
 		}
+		r.Total, r.InherentTotal = t.total, max(t.total-t.child-warm, 0)
+		r.Count = max(r.Count, t.count)
+	case t.wsum > 0:
+		// The metered firings stand for wsum calls: scaled to the count.
+		scale := float64(max(r.Count, t.wsum)) / float64(t.wsum)
+		r.Total = int64(float64(t.wtotal) * scale)
+		r.InherentTotal = int64(float64(max(t.wtotal-t.child-warm, 0)) * scale)
 	}
 	if r.Count > 0 {
 		r.Avg, r.InherentAvg = r.Total/r.Count, r.InherentTotal/r.Count
 	}
-	switch p.State() {
-	case DisabledHotspot:
-		r.Label = LabelDisabled
-	case DisabledBudget:
-		r.Label = LabelBudget
-	case Sampled:
+	if r.Label != "" {
+		return r
+	}
+	switch {
+	case engine.gated && t.count > 0:
+		r.Label = LabelTraced
+	case st == Sampled:
 		r.Label = LabelSampled
-	default:
-		if e != (totals{}) {
-			r.Label = LabelSampled // sampled for a while: its figures hold estimates
-		} else if h := engine.hotspot; h != nil && r.Count > 0 && h.Label(r.Avg, r.InherentAvg) {
-			r.Label = LabelHotspot
-		}
+	case engine.hotspot != nil && t.count > 0 && engine.hotspot.Label(r.Avg, r.InherentAvg):
+		r.Label = LabelHotspot
 	}
 	return r
 }

@@ -49,7 +49,9 @@ func TestSpotChecks(t *testing.T) {
 	for range 10 {
 		fire(p, 50*us, nil)
 	}
-	if r := p.row(); r.Count != 15 || r.Reenabled != 1 || r.Label != LabelHotspot {
+	// Counted: the firing before it was disabled and the ten after; the
+	// disabled firings, spot checks among them, are not.
+	if r := p.row(); r.Count != 11 || r.Metered != 15 || r.Reenabled != 1 || r.Label != LabelHotspot {
 		t.Fatalf("row %+v", r)
 	}
 }

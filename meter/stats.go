@@ -27,22 +27,26 @@ type stats struct {
 }
 
 // row holds the totals of the firings written to it. seq counts writes
-// twice; the float sums of squares are kept as their bits. The assembly
-// (stats_amd64.s) writes the fields by offset, from go_asm.h.
+// twice; the float sum of squares is kept as its bits. The assembly
+// (stats_amd64.s) writes the fields by offset, from go_asm.h. child is
+// written apart from the rest, atomically (addChild).
 type row struct {
-	seq      uint64
-	count    int64
-	total    int64 // ns, inclusive
-	inherent int64 // ns
-	min, max int64 // ns, inclusive
-	sqTotal  uint64
-	sqInh    uint64
+	seq     uint64
+	count   int64 // metered firings
+	total   int64 // ns, inclusive
+	wsum    int64 // firings they stand for: the sum of their weights
+	wtotal  int64 // ns, inclusive, each firing's times its weight
+	min     int64 // ns, inclusive
+	max     int64 // ns, inclusive
+	sqTotal uint64
+	child   int64 // ns its timed children were charged (parent.go)
+	_       [56]byte
 }
 
 // totals are what a reader takes from rows.
 type totals struct {
-	count, total, inherent, min, max int64
-	sqTotal, sqInh                   float64
+	count, total, wsum, wtotal, min, max, child int64
+	sqTotal                                     float64
 }
 
 func (s *stats) init() {
@@ -55,15 +59,15 @@ func procPin() int
 //go:linkname procUnpin runtime.procUnpin
 func procUnpin()
 
-// record adds one metered firing, and returns the count of the row it
-// went to. With a row per P it is one pinned write of the P's own row: no
-// atomic instruction on amd64.
-func (s *stats) record(incl, inh int64) int64 {
+// record adds one metered firing of weight w, and returns the count of
+// the row it went to. With a row per P it is one pinned write of the P's
+// own row: no atomic instruction on amd64.
+func (s *stats) record(incl int64, w int32) int64 {
 	if rs := s.perP.Load(); rs != nil {
 		pid := procPin()
 		if pid < len(*rs) {
 			r := &(*rs)[pid]
-			writeRow(r, incl, inh)
+			writeRow(r, incl, int64(w))
 			n := atomic.LoadInt64(&r.count)
 			procUnpin()
 			return n
@@ -73,7 +77,7 @@ func (s *stats) record(incl, inh int64) int64 {
 	for !s.lock.CompareAndSwap(0, 1) {
 		runtime.Gosched()
 	}
-	writeRowShared(&s.shared, incl, inh)
+	writeRowShared(&s.shared, incl, int64(w))
 	n := s.shared.count
 	s.lock.Store(0)
 	if n == sharedFirings {
@@ -88,21 +92,37 @@ func (s *stats) record(incl, inh int64) int64 {
 
 // writeRowShared is writeRow for the shared row, in Go with atomics, so
 // that the lock's hand-over covers it under -race too.
-func writeRowShared(r *row, incl, inh int64) {
+func writeRowShared(r *row, incl, w int64) {
 	atomic.AddUint64(&r.seq, 1)
 	atomic.AddInt64(&r.count, 1)
 	atomic.AddInt64(&r.total, incl)
-	atomic.AddInt64(&r.inherent, inh)
+	atomic.AddInt64(&r.wsum, w)
+	atomic.AddInt64(&r.wtotal, incl*w)
 	if incl < atomic.LoadInt64(&r.min) {
 		atomic.StoreInt64(&r.min, incl)
 	}
 	if incl > atomic.LoadInt64(&r.max) {
 		atomic.StoreInt64(&r.max, incl)
 	}
-	fi, fh := float64(incl), float64(inh)
+	fi := float64(incl)
 	atomic.StoreUint64(&r.sqTotal, math.Float64bits(math.Float64frombits(atomic.LoadUint64(&r.sqTotal))+fi*fi))
-	atomic.StoreUint64(&r.sqInh, math.Float64bits(math.Float64frombits(atomic.LoadUint64(&r.sqInh))+fh*fh))
 	atomic.AddUint64(&r.seq, 1)
+}
+
+// addChild adds ns to what the probe's timed children were charged: an
+// atomic add to the running P's row (uncontended: only goroutines on that
+// P add to it), or to the shared row before the probe has rows per P.
+func (s *stats) addChild(ns int64) {
+	if rs := s.perP.Load(); rs != nil {
+		pid := procPin()
+		if pid < len(*rs) {
+			atomic.AddInt64(&(*rs)[pid].child, ns)
+			procUnpin()
+			return
+		}
+		procUnpin()
+	}
+	atomic.AddInt64(&s.shared.child, ns)
 }
 
 // read returns a consistent copy of r: the totals of whole writes only.
@@ -111,13 +131,14 @@ func (r *row) read() totals {
 		s := atomic.LoadUint64(&r.seq)
 		if s&1 == 0 {
 			t := totals{
-				count:    atomic.LoadInt64(&r.count),
-				total:    atomic.LoadInt64(&r.total),
-				inherent: atomic.LoadInt64(&r.inherent),
-				min:      atomic.LoadInt64(&r.min),
-				max:      atomic.LoadInt64(&r.max),
-				sqTotal:  math.Float64frombits(atomic.LoadUint64(&r.sqTotal)),
-				sqInh:    math.Float64frombits(atomic.LoadUint64(&r.sqInh)),
+				count:   atomic.LoadInt64(&r.count),
+				total:   atomic.LoadInt64(&r.total),
+				wsum:    atomic.LoadInt64(&r.wsum),
+				wtotal:  atomic.LoadInt64(&r.wtotal),
+				min:     atomic.LoadInt64(&r.min),
+				max:     atomic.LoadInt64(&r.max),
+				sqTotal: math.Float64frombits(atomic.LoadUint64(&r.sqTotal)),
+				child:   atomic.LoadInt64(&r.child),
 			}
 			if atomic.LoadUint64(&r.seq) == s {
 				return t
@@ -137,11 +158,12 @@ func (s *stats) sum() totals {
 			u := (*rs)[i].read()
 			t.count += u.count
 			t.total += u.total
-			t.inherent += u.inherent
+			t.wsum += u.wsum
+			t.wtotal += u.wtotal
 			t.min = min(t.min, u.min)
 			t.max = max(t.max, u.max)
 			t.sqTotal += u.sqTotal
-			t.sqInh += u.sqInh
+			t.child += u.child
 		}
 	}
 	if t.count == 0 {

@@ -84,7 +84,7 @@ func TestExportsEndToEnd(t *testing.T) {
 	for _, rw := range model.Rows {
 		rows[rw.Probe] = rw
 	}
-	if rows["example.com/e2e.work"].Count != 10 || rows["example.com/e2e.leaf"].Count != 10 || rows["example.com/e2e.main"].Count != 5 {
+	if rows["example.com/e2e.work"].Count != 10 || rows["example.com/e2e.leaf"].Count != 10 || rows["example.com/e2e.main"].Count != 6 {
 		t.Fatalf("model: %+v", model.Rows)
 	}
 	if csv := readModel(t, csvPath); csv["example.com/e2e.leaf"][1] != "10" {

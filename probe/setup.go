@@ -59,8 +59,8 @@ func chain(c env.Config) meter.Chain {
 			Initial:           c.HotspotInitial,
 			Sample:            c.HotspotSample,
 			SampleShare:       c.HotspotSampleShare,
-			Window:            c.HotspotWindow,
 			Cost:              c.HotspotCost,
+			Untimed:           c.HotspotUntimed,
 		}
 	}
 	if c.TracepointEnabled {

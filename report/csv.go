@@ -13,8 +13,10 @@ import (
 // fixes them.
 var ModelColumns = []string{"probe", "count", "total_ns", "avg_ns", "inherent_total_ns", "inherent_avg_ns", "min_ns", "max_ns", "label"}
 
-// StatsColumns are the columns of the .stats sidecar.
-var StatsColumns = []string{"probe", "inclusive_sd_ns", "inherent_sd_ns"}
+// StatsColumns are the first columns of the .stats sidecar. Later ones
+// are found by name: metered, and inherent_sd_ns, which sidecars of
+// earlier runtimes have.
+var StatsColumns = []string{"probe", "inclusive_sd_ns"}
 
 // ReadModel reads a performance model CSV. name is the file's name in
 // errors. Columns after the fixed ones, which a newer runtime may add, are
@@ -37,27 +39,42 @@ func ReadModel(r io.Reader, name string) ([]Row, error) {
 	return rows, err
 }
 
-// ReadStats reads a .stats sidecar: the standard deviations of each
-// probe's inclusive and inherent times and, in an optional column named
-// metered after them, how many firings they come from.
+// ReadStats reads a .stats sidecar: the standard deviation of each
+// probe's inclusive times and, in optional columns after it, that of its
+// inherent times (inherent_sd_ns) and how many firings they come from
+// (metered).
 func ReadStats(r io.Reader, name string) (map[string]Spread, error) {
 	spreads := map[string]Spread{}
-	metered := -1 // the metered column, when there is one
+	metered, inherent := -1, -1 // the optional columns, when there are
 	header := func(h []string) {
 		for i, c := range h {
-			if c == "metered" && i >= len(StatsColumns) {
+			switch {
+			case i < len(StatsColumns):
+			case c == "metered":
 				metered = i
+			case c == "inherent_sd_ns":
+				inherent = i
 			}
 		}
 	}
 	err := readCSV(r, name, StatsColumns, header, func(rec []string, line int) error {
 		var s Spread
-		for i, dst := range []*float64{&s.Inclusive, &s.Inherent} {
-			f, err := strconv.ParseFloat(rec[i+1], 64)
-			if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
-				return fileErr(name, line, "%s %q is not a number of at least 0", StatsColumns[i+1], rec[i+1])
+		for _, c := range []struct {
+			i    int
+			name string
+			dst  *float64
+		}{{1, "inclusive_sd_ns", &s.Inclusive}, {inherent, "inherent_sd_ns", &s.Inherent}} {
+			if c.i < 0 {
+				continue
 			}
-			*dst = f
+			if c.i >= len(rec) {
+				return fileErr(name, line, "no %s field", c.name)
+			}
+			f, err := strconv.ParseFloat(rec[c.i], 64)
+			if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+				return fileErr(name, line, "%s %q is not a number of at least 0", c.name, rec[c.i])
+			}
+			*c.dst = f
 		}
 		if metered >= 0 {
 			if metered >= len(rec) {

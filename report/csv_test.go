@@ -68,10 +68,15 @@ func TestReadStats(t *testing.T) {
 	if want := map[string]Spread{"a.f": {Inclusive: 1, Inherent: 2, Metered: 30}}; err != nil || !reflect.DeepEqual(s, want) {
 		t.Fatalf("with metered: %v %v", s, err)
 	}
+	// The sidecar the runtime writes now: no inherent_sd_ns.
+	s, err = ReadStats(strings.NewReader("probe,inclusive_sd_ns,metered\na.f,1,30\n"), "m.csv.stats")
+	if want := map[string]Spread{"a.f": {Inclusive: 1, Metered: 30}}; err != nil || !reflect.DeepEqual(s, want) {
+		t.Fatalf("without inherent_sd_ns: %v %v", s, err)
+	}
 	for _, tc := range []struct{ in, want string }{
 		{"probe,inclusive_sd_ns,inherent_sd_ns,metered\na.f,1,2,many\n", `m.csv.stats:2: metered "many" is not a whole number`},
 		{"probe,inclusive_sd_ns,inherent_sd_ns,metered\na.f,1,2\n", `m.csv.stats:2: no metered field`},
-		{"probe,sd\n", `m.csv.stats:1: header "probe,sd": want probe,inclusive_sd_ns,inherent_sd_ns`},
+		{"probe,sd\n", `m.csv.stats:1: header "probe,sd": want probe,inclusive_sd_ns`},
 		{"probe,inclusive_sd_ns,inherent_sd_ns\na.f,1,NaN\n", `m.csv.stats:2: inherent_sd_ns "NaN" is not a number of at least 0`},
 		{"probe,inclusive_sd_ns,inherent_sd_ns\na.f,-1,0\n", `m.csv.stats:2: inclusive_sd_ns "-1"`},
 	} {

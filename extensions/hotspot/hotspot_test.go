@@ -12,18 +12,10 @@ func TestRule(t *testing.T) {
 			t.Errorf("Hot(%d, %d) = %v", c.incl, c.inh, got)
 		}
 	}
-	// Keep: inherent time against the wall time it was metered over.
+	// Keep: own time against the wall time it ran over.
 	r.SampleShare = 0.01
-	if !r.Keep(10, 1000, false) || r.Keep(9, 1000, false) || r.Keep(10, 0, false) {
-		t.Errorf("Keep at 1%%: 10/1000 %v, 9/1000 %v, 10/0 %v", r.Keep(10, 1000, false), r.Keep(9, 1000, false), r.Keep(10, 0, false))
-	}
-	// A root is kept whatever its share.
-	if !r.Keep(0, 1000, true) || !r.Keep(9, 1000, true) {
-		t.Errorf("Keep of a root at 0/1000 %v, 9/1000 %v", r.Keep(0, 1000, true), r.Keep(9, 1000, true))
-	}
-	r.Sample = 0
-	if r.Keep(1000, 1000, false) || r.Keep(1000, 1000, true) {
-		t.Errorf("Keep with sampling off")
+	if !r.Keep(10, 1000) || r.Keep(9, 1000) || r.Keep(10, 0) {
+		t.Errorf("Keep at 1%%: 10/1000 %v, 9/1000 %v, 10/0 %v", r.Keep(10, 1000), r.Keep(9, 1000), r.Keep(10, 0))
 	}
 	// Affords: metering a firing at most Cost (2%) of its own time.
 	d := Default()
@@ -43,8 +35,8 @@ func TestRule(t *testing.T) {
 	if s := d.Settings(); s != "threshold=10000ns inherent=2000ns initial=1000 sample=100 share=0.0005" {
 		t.Errorf("Settings() = %q", s)
 	}
-	off.Cost = 0.05
-	if s := off.Settings(); s != "threshold=10000ns inherent=2000ns initial=1000 sample=100 share=0.0005 cost=0.05" {
+	off.Cost, off.Untimed = 0.05, 0
+	if s := off.Settings(); s != "threshold=10000ns inherent=2000ns initial=1000 sample=100 share=0.0005 cost=0.05 untimed=0" {
 		t.Errorf("Settings() at 5%% = %q", s)
 	}
 }

@@ -29,10 +29,10 @@ type Config struct {
 	HotspotThreshold         int64 // ns, inclusive
 	HotspotThresholdInherent int64 // ns, inherent
 	HotspotInitial           int64
-	HotspotSample            int64   // 1 in N firings of a sampled probe metered; 0: no sampling
-	HotspotSampleShare       float64 // fraction of wall time a cold probe must take to be sampled
-	HotspotCost              float64 // fraction of its own time metering may cost a probe hot on average; 0: no limit
-	HotspotWindow            int64   // ns, a sampling window's length at least
+	HotspotSample            int64   // 1 in N calls of a sampled probe metered; 0: no sampling
+	HotspotSampleShare       float64 // fraction of the time it ran under which a cold probe is disabled
+	HotspotCost              float64 // fraction of its own time metering may cost a probe metered at every call; 0: no limit
+	HotspotUntimed           int64   // clock reads of own time per call under which a cold probe is untimed; 0: none
 
 	BudgetEnabled bool
 	BudgetPercent int64
@@ -73,7 +73,7 @@ func Defaults() Config {
 		HotspotInitial:           hotspot.DefaultInitial,
 		HotspotSample:            hotspot.DefaultSample,
 		HotspotSampleShare:       hotspot.DefaultSampleShare,
-		HotspotWindow:            hotspot.DefaultWindow,
+		HotspotUntimed:           hotspot.DefaultUntimed,
 		HotspotCost:              hotspot.DefaultCost,
 		BudgetPercent:            budget.DefaultPercent,
 		BudgetUnit:               budget.DefaultUnit,
@@ -84,9 +84,6 @@ func Defaults() Config {
 		TraceMax:                 10000,
 	}
 }
-
-// minWindow is the shortest METER_HOTSPOT_WINDOW accepted, in ns.
-const minWindow = 10_000
 
 // MaxTraceMax is the largest METER_TRACE_MAX accepted. The export queue
 // is sized to hold one whole trace, and the engine buffers a traced
@@ -100,7 +97,7 @@ const MaxTraceMax = 100_000
 var Names = []string{
 	"METER_ENABLED", "METER_CLOCK",
 	"METER_HOTSPOT_ENABLED", "METER_HOTSPOT_THRESHOLD", "METER_HOTSPOT_THRESHOLD_INHERENT", "METER_HOTSPOT_INITIAL",
-	"METER_HOTSPOT_SAMPLE", "METER_HOTSPOT_SAMPLE_SHARE", "METER_HOTSPOT_WINDOW", "METER_HOTSPOT_COST",
+	"METER_HOTSPOT_SAMPLE", "METER_HOTSPOT_SAMPLE_SHARE", "METER_HOTSPOT_COST", "METER_HOTSPOT_UNTIMED",
 	"METER_BUDGET_ENABLED", "METER_BUDGET_PERCENT", "METER_BUDGET_UNIT",
 	"METER_TRACEPOINT_ENABLED", "METER_TRACEPOINT_SAMPLE", "METER_TRACEPOINT_INCLUDE",
 	"METER_FLOWCHECK_ENABLED", "METER_FLOWCHECK_LOWER", "METER_FLOWCHECK_UPPER",
@@ -215,19 +212,7 @@ func Load(lookup func(string) (string, bool), errs io.Writer) Config {
 	p.integer("METER_HOTSPOT_SAMPLE", &c.HotspotSample, 0, 1<<30)
 	p.percent("METER_HOTSPOT_SAMPLE_SHARE", &c.HotspotSampleShare)
 	p.percent("METER_HOTSPOT_COST", &c.HotspotCost)
-	// A window shorter than a timer's resolution would only keep the
-	// timers busy: at least 10 µs.
-	if v, ok := lookup("METER_HOTSPOT_WINDOW"); ok && v != "" {
-		w := c.HotspotWindow
-		p.micros("METER_HOTSPOT_WINDOW", &w, true)
-		if w < minWindow {
-			if w != c.HotspotWindow { // micros took it: it is a number, too small
-				p.complain("METER_HOTSPOT_WINDOW", v, "a number of microseconds of at least 10", "250")
-			}
-		} else {
-			c.HotspotWindow = w
-		}
-	}
+	p.integer("METER_HOTSPOT_UNTIMED", &c.HotspotUntimed, 0, 1000)
 
 	p.boolean("METER_BUDGET_ENABLED", &c.BudgetEnabled)
 	p.integer("METER_BUDGET_PERCENT", &c.BudgetPercent, 1, 100)

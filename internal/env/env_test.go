@@ -29,7 +29,7 @@ func TestDefaults(t *testing.T) {
 		c.FlowcheckEnabled || c.FlowcheckLower != 0 || c.FlowcheckUpper != 100 || c.SpotcheckEnabled ||
 		c.SpotcheckInterval != 10000 || c.TraceMax != 10000 || c.ExportCSV != "" || c.ExportPprof != "" ||
 		c.ExportOTLP || c.ExportInterval != 0 || c.HotspotInitial != d.HotspotInitial || c.PprofLabels ||
-		c.HotspotWindow != 250_000 || c.HotspotCost != 0.02 {
+		c.HotspotUntimed != 4 || c.HotspotCost != 0.02 {
 		t.Fatalf("defaults differ from DESIGN.md: %+v", c)
 	}
 }
@@ -44,7 +44,7 @@ func TestGoodValues(t *testing.T) {
 		"METER_FLOWCHECK_UPPER", "250", "METER_SPOTCHECK_ENABLED", "true", "METER_SPOTCHECK_INTERVAL", "9",
 		"METER_TRACE_MAX", "11", "METER_EXPORT_CSV", "/tmp/m.csv", "METER_EXPORT_PPROF", "/tmp/m.pb.gz",
 		"METER_EXPORT_OTLP", "true", "METER_EXPORT_INTERVAL", "1m30s", "METER_PPROF_LABELS", "true",
-		"METER_HOTSPOT_WINDOW", "12500", "METER_HOTSPOT_COST", "5",
+		"METER_HOTSPOT_UNTIMED", "0", "METER_HOTSPOT_COST", "5",
 	)
 	if errs != "" {
 		t.Fatalf("complaints about good values: %q", errs)
@@ -54,7 +54,7 @@ func TestGoodValues(t *testing.T) {
 		!c.TracepointEnabled || c.TracepointSample != 3 || !c.TracepointInclude.MatchString("bolt.(*DB).Update") ||
 		!c.FlowcheckEnabled || c.FlowcheckLower != 250 || c.FlowcheckUpper != 250 || !c.SpotcheckEnabled ||
 		c.SpotcheckInterval != 9 || c.TraceMax != 11 || c.ExportCSV != "/tmp/m.csv" || c.ExportPprof != "/tmp/m.pb.gz" ||
-		!c.ExportOTLP || c.ExportInterval != 90*time.Second || !c.PprofLabels || c.HotspotWindow != 12_500_000 ||
+		!c.ExportOTLP || c.ExportInterval != 90*time.Second || !c.PprofLabels || c.HotspotUntimed != 0 ||
 		c.HotspotCost != 0.05 {
 		t.Fatalf("parsed %+v", c)
 	}
@@ -89,9 +89,8 @@ func TestBadValuesGetOneLineAndTheDefault(t *testing.T) {
 		{"METER_HOTSPOT_SAMPLE", "-1", "from 0 to 1073741824", func(c Config) bool { return c.HotspotSample == d.HotspotSample }},
 		{"METER_HOTSPOT_SAMPLE_SHARE", "0.5%", "percentage from 0 to 100", func(c Config) bool { return c.HotspotSampleShare == d.HotspotSampleShare }},
 		{"METER_HOTSPOT_COST", "101", "percentage from 0 to 100", func(c Config) bool { return c.HotspotCost == d.HotspotCost }},
-		{"METER_HOTSPOT_WINDOW", "0", "at least 0.001", func(c Config) bool { return c.HotspotWindow == d.HotspotWindow }},
-		{"METER_HOTSPOT_WINDOW", "5", "at least 10", func(c Config) bool { return c.HotspotWindow == d.HotspotWindow }},
-		{"METER_HOTSPOT_WINDOW", "1ms", "microseconds", func(c Config) bool { return c.HotspotWindow == d.HotspotWindow }},
+		{"METER_HOTSPOT_UNTIMED", "-1", "from 0 to 1000", func(c Config) bool { return c.HotspotUntimed == d.HotspotUntimed }},
+		{"METER_HOTSPOT_UNTIMED", "4.5", "from 0 to 1000", func(c Config) bool { return c.HotspotUntimed == d.HotspotUntimed }},
 	} {
 		c, errs := load(tc.name, tc.value)
 		lines := strings.Split(strings.TrimSuffix(errs, "\n"), "\n")

@@ -1,0 +1,208 @@
+package meter
+
+import "sync/atomic"
+
+// judge lets the chain see a metered firing of p that ended, with its
+// inclusive and inherent ns (the inherent time less its timed children
+// metered inside it); n is the count of the statistics row it went to.
+// A spot check is judged by spotcheck alone, on the state it found.
+// Everything else goes to hotspot, then budget, while p is metered at
+// every firing.
+//
+// Hotspot's credits follow DESIGN's rule: a hot firing adds one, any other
+// takes one away, and when the balance runs out the probe is judged on its
+// totals (decide), never on one firing.
+func judge(p *Probe, spot bool, incl, inh, n, t int64) {
+	if spot {
+		if s := engine.spotcheck; s != nil && s.Reenables(incl, inh) {
+			p.Enable()
+		}
+		return
+	}
+	if !p.State().metered() {
+		return // sampled, or disabled since it began
+	}
+	if h := engine.hotspot; h != nil {
+		if h.Hot(incl, inh) {
+			for d := p.deficit.Load(); d > 0; d = p.deficit.Load() {
+				if p.deficit.CompareAndSwap(d, d-1) {
+					break
+				}
+			}
+		} else if d := p.deficit.Add(1); d >= h.Initial {
+			if d == h.Initial || !p.deciding.Load() {
+				decide(p, t)
+			}
+			return
+		}
+	}
+	if b := engine.budget; b != nil && (n <= 64 || n%64 == 0) {
+		// T, the mean of every metered firing, exact for a probe's first
+		// firings on each row, then refreshed every 64.
+		sum := p.stats.sum()
+		a := b.Allowance(sum.total / max(sum.count, 1))
+		if p.allowance.Load() != a+1 {
+			p.allowance.Store(a + 1)
+		}
+		if a < 1 {
+			p.Disable(DisabledBudget)
+		}
+	}
+}
+
+// decide judges p, whose credit balance ran out, on its totals, as of
+// tick t. One goroutine decides at a time; the others' cold firings wait
+// for its verdict with the balance at zero.
+//
+//   - hot on average (mean inclusive and own times at or above the
+//     thresholds): metered at every firing for good (label hotspot), its
+//     balance restored, where metering costs at most hotspot's Cost of its
+//     own time, else sampled;
+//   - its own time is below the share threshold of the time it has been
+//     running (a root, the entry of a unit of work, never is): disabled;
+//   - its own time per call is below the untimed limit: untimed, counted;
+//   - metering it costs at most Cost of its own time: metered at every
+//     firing (no label);
+//   - else sampled.
+//
+// Under a trace gate a probe is metered in traces only: the verdict is
+// hot, kept (metered in traces) or disabled.
+func decide(p *Probe, t int64) {
+	if !p.deciding.CompareAndSwap(false, true) {
+		return
+	}
+	defer p.deciding.Store(false)
+	s := p.State()
+	if !s.metered() {
+		return
+	}
+	h := engine.hotspot
+	sum := p.stats.sum()
+	n := max(sum.wsum, 1)
+	inclAvg := sum.wtotal / n
+	ownAvg := max(sum.wtotal-sum.child-warmChildren(p), 0) / n
+	calls := p.Calls()
+	span := nanos(p.first.Load(), t)
+	cost := overhead[pathMeter].outer.Load()
+	var to State
+	switch {
+	case h.Hot(inclAvg, ownAvg):
+		to = Timed
+		if !engine.gated && !h.Affords(ownAvg, cost) {
+			to = Sampled
+		}
+	case !p.root.Load() && !h.Keep(ownAvg*calls, span):
+		to = DisabledHotspot
+	case engine.gated:
+		to = Timed
+	case ownAvg < UntimedLimit():
+		to = Untimed
+	case h.Affords(ownAvg, cost) || h.Sample <= 0:
+		to = Timed
+	default:
+		to = Sampled
+	}
+	if to == Timed {
+		p.deficit.Store(0)
+	}
+	if to == s {
+		return
+	}
+	if to.Disabled() {
+		p.Disable(to)
+		return
+	}
+	if p.setState(s, to) {
+		p.warm.settle(to != Untimed)
+	}
+}
+
+// untimedLimit is the own time per call under which a probe is untimed, in
+// ns: untimedFactor clock reads, at most maxUntimed (calibrate.go measures
+// the clock).
+var untimedLimit atomic.Int64
+
+// UntimedLimit returns the own time per call, in ns, under which hotspot
+// leaves a cold probe untimed: counted, never metered. It is a small
+// multiple of what a clock read costs, measured at start-up, and at most
+// 300 ns, so that a function whose calls take 300 ns of their own or more
+// is always timed, even where clock reads are slow.
+func UntimedLimit() int64 { return untimedLimit.Load() }
+
+// maxUntimed caps the untimed limit: a function of 300 ns of its own a
+// call or more is timed whatever the clock costs.
+const maxUntimed = 300
+
+// charge adds ns, the time of a firing of p times its weight, to what
+// parent's timed children took. While p is Enabled (not judged yet) p
+// keeps the charge, so that it can be taken back should p turn out untimed
+// or disabled: its time then belongs to parent's own.
+func (p *Probe) charge(parent *Probe, ns int64) {
+	if p.State() == Enabled && p.warm.add(parent, ns) {
+		return
+	}
+	parent.stats.addChild(ns)
+}
+
+// warmCharges are the charges a probe made while Enabled, per parent: a
+// few parents in a fixed table (a probe with more charges the rest
+// directly).
+type warmCharges struct {
+	to [4]warmCharge
+}
+
+type warmCharge struct {
+	parent atomic.Pointer[Probe]
+	ns     atomic.Int64
+}
+
+// add keeps a charge of ns to parent; false if the table has no room.
+func (w *warmCharges) add(parent *Probe, ns int64) bool {
+	for i := range w.to {
+		e := &w.to[i]
+		q := e.parent.Load()
+		if q == nil && e.parent.CompareAndSwap(nil, parent) {
+			q = parent
+		} else if q == nil {
+			q = e.parent.Load()
+		}
+		if q == parent {
+			e.ns.Add(ns)
+			return true
+		}
+	}
+	return false
+}
+
+// settle ends the probe's stay in Enabled: its charges go to their
+// parents (keep), or are dropped.
+func (w *warmCharges) settle(keep bool) {
+	for i := range w.to {
+		e := &w.to[i]
+		ns := e.ns.Swap(0)
+		if q := e.parent.Load(); q != nil && keep && ns != 0 {
+			q.stats.addChild(ns)
+		}
+	}
+}
+
+// warmChildren returns the charges to p that its children, still Enabled
+// and not untimed on what they show so far, keep.
+func warmChildren(p *Probe) int64 {
+	var ns int64
+	for _, q := range Probes() {
+		if q.State() != Enabled {
+			continue
+		}
+		var n int64
+		for i := range q.warm.to {
+			if e := &q.warm.to[i]; e.parent.Load() == p {
+				n += e.ns.Load()
+			}
+		}
+		if n != 0 && !q.untimedYet() {
+			ns += n
+		}
+	}
+	return ns
+}
