@@ -83,8 +83,26 @@ TEXT ·begin(SB), NOSPLIT, $0-40
 	JLT  quiet
 	JNE  meterorgate
 	// classSample: the P's countdown; the firing that ends it is selected.
+	// Else (forcedOrNot), where the goroutine's innermost metered firing
+	// forces its timed children, it is forced; where it does not, the
+	// probe's mean own time is added to that firing's children.
 	DECL slot_left(SI)
-	JGT  quiet
+	JLE  due
+	LOOKUP(forcedgo)
+	CMPL Goroutine_forcing(AX), $0
+	JNE  forcedgo
+	MOVLQSX Goroutine_depth(AX), DX
+	TESTQ DX, DX
+	JEQ  quiet
+	MOVQ Goroutine_frames(AX), R8
+	MOVQ -8(R8)(DX*8), R8
+	MOVQ Probe_ownMean(BX), R9
+	ADDQ R9, Frame_child(R8)
+	JMP  quiet
+forcedgo:
+	FRAME
+	JMP  ·forcedOut(SB)
+due:
 	FRAME
 	JMP  ·selectedOut(SB)
 meterorgate:

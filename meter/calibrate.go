@@ -13,10 +13,10 @@ import (
 // Left alone, a function that calls thousands of cheap metered functions
 // would show their metering as its own time.
 //
-// So the engine keeps both overheads, for each of the two ways a firing is
-// metered (a probe metered always, and a sampled probe's selected firing
-// or a spot check, which go through more of the chain), and End takes them
-// off: a firing's inclusive time is its clock difference less its inner
+// So the engine keeps both overheads, for each of the three ways a firing
+// is metered (a probe metered always; a sampled probe's selected firing or
+// a spot check, which go through more of the chain; and a sampled probe's
+// forced firing, see parent.go), and End takes them off: a firing's inclusive time is its clock difference less its inner
 // overhead and less the outer overheads of every metered firing nested in
 // it (Frame.over). Inclusive and inherent times are then the function's
 // own work.
@@ -35,6 +35,7 @@ import (
 const (
 	pathMeter    = iota // a metered probe: measure, or a trace's start
 	pathSelected        // a sampled probe's selected firing, or a spot check
+	pathForced          // a sampled probe's forced firing
 	paths
 )
 
@@ -61,6 +62,7 @@ var calib = func() (c [paths]*Probe) {
 		c[k].ended.Store(true)
 	}
 	c[pathSelected].state.Store(uint32(Sampled))
+	c[pathForced].state.Store(uint32(Sampled))
 	return c
 }()
 
@@ -109,8 +111,14 @@ func trimmedMean(v []int64) int64 {
 // add cancels out; the inner is the empty firing's own measurement. A
 // first firing, not measured, brings the private probe's statistics into
 // the cache, where those of the probes that fire most are.
+//
+// A forced firing is measured inside a selected one, which forces it.
 func measureOverhead(k int) {
 	c := calib[k]
+	if k == pathForced {
+		f := calib[pathSelected].Begin()
+		defer calib[pathSelected].endAt(&f)
+	}
 	if c.empty() < 0 { // warms what the private probe touches: a hot probe's rows are in cache
 		return
 	}
@@ -126,8 +134,8 @@ func measureOverhead(k int) {
 	overhead[k].record(raw3, nanos(t1, t2)-nanos(t2, t3))
 }
 
-// calibrate resets the overheads and measures both paths' on the calling
-// goroutine, and sets the untimed limit from what a clock read costs.
+// calibrate resets the overheads and measures every path's on the calling
+// goroutine, then sets the untimed limit from what timing a call costs.
 func calibrate() {
 	for k := range overhead {
 		overhead[k].inner.Store(0)
@@ -137,7 +145,10 @@ func calibrate() {
 	for k := range calib {
 		calib[k].class.Store(classOf(calib[k].State()))
 	}
-	setUntimedLimit()
+	for pid := uintptr(0); pid < countProcs; pid++ {
+		atomic.StoreInt32(&calib[pathForced].slotOn(pid).left, math.MaxInt32) // never selected: forced
+	}
+	defer setUntimedLimit()
 	if engine.manual != nil || !engine.on {
 		return
 	}
@@ -151,30 +162,21 @@ func calibrate() {
 	}
 }
 
-// clockReads is how many clock reads one measurement of their cost takes.
-const clockReads = 256
-
-// setUntimedLimit sets the untimed limit: hotspot's Untimed clock reads,
-// at most maxUntimed ns. A read's cost is the least of a few measurements
-// of clockReads reads in a row, so that a preemption does not count.
+// setUntimedLimit sets the untimed limit: hotspot's Untimed times what
+// timing a call costs (the outer overhead of a selected firing: two clock
+// reads and the engine's work), at most maxUntimed ns. Under that, a call's
+// own time would be mostly the estimate of metering it that is taken off.
 func setUntimedLimit() {
 	h := engine.hotspot
 	if h == nil || h.Untimed <= 0 || engine.gated {
 		untimedLimit.Store(0)
 		return
 	}
-	read := engine.clockCost
+	cost := engine.clockCost
 	if engine.manual == nil {
-		read = math.MaxInt64
-		for range 8 {
-			t0 := now()
-			for range clockReads {
-				now()
-			}
-			read = min(read, nanos(t0, now())/clockReads)
-		}
+		cost = overhead[pathSelected].outer.Load()
 	}
-	untimedLimit.Store(min(h.Untimed*read, maxUntimed))
+	untimedLimit.Store(min(h.Untimed*cost, maxUntimed))
 }
 
 // empty is one empty firing of p: its clock difference in ns, or -1 when

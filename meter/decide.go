@@ -1,6 +1,7 @@
 package meter
 
 import (
+	"math"
 	"runtime"
 	"sync/atomic"
 
@@ -56,7 +57,8 @@ func (p *Probe) Begin() Firing { return begin(p, nil, 0, 0) }
 //	classOff     no       nothing
 //	classSpot    no       spot: spotcheck's countdown; the due firing is metered
 //	classCount   yes      nothing
-//	classSample  yes      the P's countdown; the firing that ends it is metered (selected)
+//	classSample  yes      the P's countdown; the firing that ends it is metered (selected);
+//	                      else, inside a forcing firing, metered (forced)
 //	classMeter   yes      no trace gate, or in a trace: measure; else the gates (outside)
 func beginGo(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 	switch p.class.Load() {
@@ -76,11 +78,10 @@ func counted(p *Probe, pos, pc uintptr) Firing {
 		p.countGo(false)
 		return nil
 	case classSample:
-		w := p.countGo(true)
-		if w == 0 {
-			return nil
+		if w := p.countGo(true); w != 0 {
+			return selected(p, w, pos, pc)
 		}
-		return selected(p, w, pos, pc)
+		return forcedOrNot(p, pos, pc)
 	case classMeter:
 		p.countGo(false)
 		return meterOrGate(p, pos, pc)
@@ -207,6 +208,42 @@ func selected(p *Probe, w int32, pos, pc uintptr) Firing {
 	return g.meter(p, pos, pc, meterSelected, w)
 }
 
+// forcedOrNot is a firing of a sampled probe that its countdown did not
+// select: metered, as a forced firing, where the innermost metered firing
+// on its goroutine forces its timed children, so that that firing's own
+// time is measured whole (see Frame.forces); else not metered, its
+// probe's mean own time added to that innermost metered firing's children
+// (parent.go).
+func forcedOrNot(p *Probe, pos, pc uintptr) Firing {
+	g := current()
+	if g == nil {
+		return nil
+	}
+	g.acquire()
+	if g.forcing == 0 {
+		if g.depth > 0 {
+			g.frames[g.depth-1].child += p.ownMean.Load()
+		}
+		g.release()
+		return nil
+	}
+	g.sameGoroutine()
+	g.settle(pos, pc)
+	if g.forcing == 0 { // it forced firings that a panic unwound
+		g.release()
+		return nil
+	}
+	return g.meter(p, pos, pc, meterForced, 0)
+}
+
+// forcedOut is the leaf's path for a firing of a sampled probe, not
+// selected, whose goroutine's innermost metered firing forces.
+//
+//lint:ignore U1000 jumped to from begin_amd64.s
+func forcedOut(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
+	return forcedOrNot(p, pos, pc)
+}
+
 // selectedOut is the leaf's path for a firing of a sampled probe whose
 // countdown on its P ran out (the leaf counted it and decremented): the
 // next gap is drawn on the P the goroutine runs on now.
@@ -267,8 +304,30 @@ const (
 	meterAlways   = iota // a metered probe: no gate, or in a trace
 	meterStart           // a metered probe whose firing starts a trace
 	meterSelected        // a sampled probe's selected firing
+	meterForced          // a sampled probe's firing inside a forcing firing
 	meterSpot            // a spot check of a disabled probe
 )
+
+// forceFirst is how many timed children a firing that forces because it
+// is one of its probe's first (forcesFirst) meters at most: past that many
+// (a main whose loop calls a sampled function a billion times), its
+// children are metered as they would be anywhere, and those that are not
+// are estimated (parent.go). A selected firing forces all of them: it is
+// one call of its probe in hotspot's Sample.
+const forceFirst = 1024
+
+// forcesFirst reports whether a firing of p, metered at every call,
+// forces its timed children: the first hotspot Initial of them do (1000
+// by default), so that the own times of the firings a short program has
+// are measured whole; later ones, of a probe metered for good, are
+// estimated, and cost no forced metering.
+func (p *Probe) forcesFirst() bool {
+	n := int32(1000)
+	if h := engine.hotspot; h != nil {
+		n = int32(min(h.Initial, 1<<30))
+	}
+	return p.forcings.Load() < n && p.forcings.Add(1) <= n
+}
 
 // meter pushes a metered firing of p on g, which the caller has acquired
 // and settled; how says why it is metered, w what it stands for (sample.go).
@@ -313,10 +372,20 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int
 	}
 	f := g.frames[d]
 	f.probe, f.child, f.budget, f.pool, f.pos, f.pc, f.span = p, 0, pool, pool, pos, pc, -1
-	f.over, f.how, f.weight = 0, how, w
+	f.over, f.how, f.weight, f.forces = 0, how, w, 0
 	if pool != Unlimited {
 		f.pool-- // a firing spends one unit on itself
 	}
+	if how == meterForced {
+		g.frames[d-1].forces-- // forcedOrNot found it forcing
+	}
+	switch {
+	case how == meterSelected:
+		f.forces = math.MaxInt32
+	case how == meterAlways && engine.sample > 0 && p.forcesFirst():
+		f.forces = forceFirst
+	}
+	g.forcing = b2u32(f.forces > 0)
 	if g.trace != 0 && !p.internal {
 		g.traced++
 		if engine.sink != nil {

@@ -51,11 +51,11 @@ func (p *Probe) endAt(f *Firing) int64 {
 //
 // Its inclusive time is the clock difference less the metering inside it:
 // its own inner overhead and the outer overheads of the metered firings
-// under it (calibrate.go). Its timed parent is charged that time times its
-// weight; a spot check charges nothing, its disabled probe's time being its
-// callers'. The metered firing below it on the stack, whatever the timed
-// parent, carries what metering this firing cost (its outer overhead), and
-// spends what the firing spent of its budget.
+// under it (calibrate.go); its own time, that less what its timed children
+// took (parent.go). A spot check charges its parent nothing, its disabled
+// probe's time being its callers'. The metered firing below it on the
+// stack, whatever its timed parent, carries what metering this firing cost
+// (its outer overhead), and spends what the firing spent of its budget.
 func (p *Probe) end(fr Firing) int64 {
 	if fr == firstEnd {
 		p.noteEnded()
@@ -73,12 +73,15 @@ func (p *Probe) end(fr Firing) int64 {
 		g.unwind()
 	}
 	k := pathMeter
-	if fr.how == meterSelected || fr.how == meterSpot {
+	switch fr.how {
+	case meterSelected, meterSpot:
 		k = pathSelected
+	case meterForced:
+		k = pathForced
 	}
 	raw := nanos(fr.start, t)
 	incl := max(raw-overhead[k].inner.Load()-fr.over, 0)
-	inh := max(incl-fr.child, 0)
+	own := incl - fr.child // may be below 0 where children were estimated: an estimate, not clamped
 	var pf *Frame
 	if d > 0 {
 		pf = g.frames[d-1]
@@ -86,29 +89,29 @@ func (p *Probe) end(fr Firing) int64 {
 		if pf.pool != Unlimited {
 			pf.pool -= fr.budget - fr.pool
 		}
-	}
-	if fr.how != meterSpot && !p.internal {
-		parent, direct := parentOf(fr, pf)
-		if direct {
-			pf.child += incl
+		if fr.how != meterSpot && !p.internal {
+			chargeParent(p, fr, pf, incl)
 		}
-		if parent != nil {
-			p.charge(parent, incl*int64(fr.weight))
-		}
+		g.forcing = b2u32(pf.forces > 0)
+	} else {
+		g.forcing = 0
 	}
 	g.depth = d
 	if p.first.Load() == 0 {
 		p.first.CompareAndSwap(0, fr.start)
 	}
-	n := p.stats.record(incl, fr.weight)
+	n := p.stats.record(incl, own, fr.weight)
+	if fr.how == meterSelected && n%ownMeanEvery == 0 {
+		p.refreshOwnMean()
+	}
 	p.noteEnded()
 	if !p.internal && (fr.how == meterSpot || engine.hotspot != nil || engine.budget != nil) {
-		judge(p, fr.how == meterSpot, incl, inh, n, t)
+		judge(p, fr.how == meterSpot, incl, max(own, 0), n, t)
 	}
 	if g.trace != 0 {
 		if fr.span >= 0 {
 			s := &g.spans[fr.span]
-			s.End, s.Inherent = t, inh
+			s.End, s.Inherent = t, max(own, 0)
 		}
 		if d < g.trace {
 			g.endTrace()
@@ -150,6 +153,10 @@ func (g *Goroutine) unwind() {
 		}
 	}
 	g.depth = d
+	g.forcing = 0
+	if d > 0 {
+		g.forcing = b2u32(g.frames[d-1].forces > 0)
+	}
 	unwound.Add(1)
 	if g.trace != 0 && d < g.trace {
 		g.cut = true

@@ -33,6 +33,11 @@ type Goroutine struct {
 
 	calibLeft int32 // metered firings left before the next measurement of the overheads
 
+	// forcing is 1 while the innermost metered firing forces its timed
+	// children (Frame.forces): begin's leaf reads it for every firing of a
+	// sampled probe that its countdown did not select.
+	forcing uint32
+
 	// stripe is the stripe of the probes' counts that this goroutine's
 	// firings take their units from: its P's, as of its last refill (see
 	// leaseOut), so that goroutines running at once on different Ps count
@@ -51,14 +56,15 @@ type Frame struct {
 	index  int32      // its index in g.frames
 	probe  *Probe
 	start  int64   // ticks at Begin
-	child  int64   // inclusive ns of the firings of its timed children metered directly inside it
+	child  int64   // ns of its timed children: exactly where they were metered, estimated where sampled (parent.go)
 	over   int64   // ns of metering overhead nested in it: the outer overheads of the metered firings under it
 	budget int64   // units this firing was given, B(f); Unlimited if none
 	pool   int64   // units it has left
 	pos    uintptr // how deep in the goroutine's stack its function's frame is (stack top − frame pointer)
 	pc     uintptr // where its function called Begin
 	span   int32   // index in the goroutine's spans, or -1
-	weight int32   // how many firings of its probe it stands for: 1, or a sampled probe's gap (sample.go); 0 for a spot check
+	weight int32   // how many firings of its probe it stands for: 1, a sampled probe's gap (sample.go), 0 for a forced firing or a spot check
+	forces int32   // while above 0, the timed firings directly inside it are metered (forced), this many more at most
 	how    uint8   // why it is metered (meterAlways …)
 
 	_ [32]byte // to whole cache lines (lines_test.go)

@@ -80,7 +80,7 @@ func decide(p *Probe, t int64) {
 	sum := p.stats.sum()
 	n := max(sum.wsum, 1)
 	inclAvg := sum.wtotal / n
-	ownAvg := max(sum.wtotal-sum.child-warmChildren(p), 0) / n
+	ownAvg := max(sum.wown+sum.back+givenBack(p), 0) / n
 	calls := p.Calls()
 	span := nanos(p.first.Load(), t)
 	cost := overhead[pathMeter].outer.Load()
@@ -113,40 +113,31 @@ func decide(p *Probe, t int64) {
 		return
 	}
 	if p.setState(s, to) {
-		p.warm.settle(to != Untimed)
+		p.warm.settle(to == Untimed)
 	}
 }
 
 // untimedLimit is the own time per call under which a probe is untimed, in
-// ns: untimedFactor clock reads, at most maxUntimed (calibrate.go measures
-// the clock).
+// ns (setUntimedLimit).
 var untimedLimit atomic.Int64
 
 // UntimedLimit returns the own time per call, in ns, under which hotspot
 // leaves a cold probe untimed: counted, never metered. It is a small
-// multiple of what a clock read costs, measured at start-up, and at most
-// 300 ns, so that a function whose calls take 300 ns of their own or more
-// is always timed, even where clock reads are slow.
+// multiple (hotspot's Untimed, 2) of what timing a call costs, two clock
+// reads and the engine's work, measured at start-up; and at most 300 ns, so
+// that a function whose calls take 300 ns of their own or more is always
+// timed, even where clock reads are slow.
 func UntimedLimit() int64 { return untimedLimit.Load() }
 
 // maxUntimed caps the untimed limit: a function of 300 ns of its own a
 // call or more is timed whatever the clock costs.
 const maxUntimed = 300
 
-// charge adds ns, the time of a firing of p times its weight, to what
-// parent's timed children took. While p is Enabled (not judged yet) p
-// keeps the charge, so that it can be taken back should p turn out untimed
-// or disabled: its time then belongs to parent's own.
-func (p *Probe) charge(parent *Probe, ns int64) {
-	if p.State() == Enabled && p.warm.add(parent, ns) {
-		return
-	}
-	parent.stats.addChild(ns)
-}
-
-// warmCharges are the charges a probe made while Enabled, per parent: a
-// few parents in a fixed table (a probe with more charges the rest
-// directly).
+// warmCharges are what a probe not judged yet (Enabled) charged its
+// parents' own times with, per parent probe (in the parent's recorded
+// units: times the parent firing's weight): a few parents in a fixed
+// table. Should the probe turn out untimed or disabled, its time belongs
+// to its parents' own time, and the charges are given back.
 type warmCharges struct {
 	to [4]warmCharge
 }
@@ -156,7 +147,8 @@ type warmCharge struct {
 	ns     atomic.Int64
 }
 
-// add keeps a charge of ns to parent; false if the table has no room.
+// add keeps a charge of ns to parent; false if the table has no room
+// (the charge then stands, whatever the verdict).
 func (w *warmCharges) add(parent *Probe, ns int64) bool {
 	for i := range w.to {
 		e := &w.to[i]
@@ -174,21 +166,22 @@ func (w *warmCharges) add(parent *Probe, ns int64) bool {
 	return false
 }
 
-// settle ends the probe's stay in Enabled: its charges go to their
-// parents (keep), or are dropped.
-func (w *warmCharges) settle(keep bool) {
+// settle ends the probe's stay in Enabled: its charges are given back to
+// its parents (giveBack: it is untimed or disabled), or stand.
+func (w *warmCharges) settle(giveBack bool) {
 	for i := range w.to {
 		e := &w.to[i]
 		ns := e.ns.Swap(0)
-		if q := e.parent.Load(); q != nil && keep && ns != 0 {
-			q.stats.addChild(ns)
+		if q := e.parent.Load(); q != nil && giveBack && ns != 0 {
+			q.stats.addBack(ns)
 		}
 	}
 }
 
-// warmChildren returns the charges to p that its children, still Enabled
-// and not untimed on what they show so far, keep.
-func warmChildren(p *Probe) int64 {
+// givenBack returns what p's children not judged yet, that would be
+// untimed on what they show so far, charged p with: a model taken now gives
+// it back.
+func givenBack(p *Probe) int64 {
 	var ns int64
 	for _, q := range Probes() {
 		if q.State() != Enabled {
@@ -200,7 +193,7 @@ func warmChildren(p *Probe) int64 {
 				n += e.ns.Load()
 			}
 		}
-		if n != 0 && !q.untimedYet() {
+		if n != 0 && q.untimedYet() {
 			ns += n
 		}
 	}

@@ -151,8 +151,8 @@ func TestWriteRowMirrorsGo(t *testing.T) {
 	var a, g row
 	a.min, g.min = 1<<62, 1<<62
 	for i, v := range []int64{5, 1, 99, 7, 7, 1 << 40, 3} {
-		writeRow(&a, v, int64(i))
-		writeRowGo(&g, v, int64(i))
+		writeRow(&a, v, v-int64(i), int64(i))
+		writeRowGo(&g, v, v-int64(i), int64(i))
 		if a != g {
 			t.Fatalf("after %d: assembly %+v, Go %+v", v, a, g)
 		}

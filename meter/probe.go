@@ -52,9 +52,11 @@ type Probe struct {
 	root     atomic.Bool    // the entry of a unit of work (probe.Roots)
 	eligible atomic.Bool    // tracepoint may start traces on it
 	deciding atomic.Bool    // hotspot is judging it
+	forcings atomic.Int32   // its firings metered at every call that forced their timed children (forcesFirst)
 
-	slots *slot        // its count on P 0 (count.go); on P k, k<<procShift bytes on
-	spill atomic.Int64 // firings counted on Ps without slots
+	slots   *slot        // its count on P 0 (count.go); on P k, k<<procShift bytes on
+	spill   atomic.Int64 // firings counted on Ps without slots
+	ownMean atomic.Int64 // ns of own time per call, while sampled: what an unmetered firing adds to its parent (parent.go)
 
 	// What the chain keeps per probe: hotspot's deficit (initial − balance),
 	// budget's allowance (A+1 once T is known, 0 before), the tick of its
@@ -70,7 +72,7 @@ type Probe struct {
 	warm      warmCharges // what it charged its timed parents while Enabled (judge.go)
 	reenabled atomic.Int64
 
-	_ [48]byte // to whole cache lines (lines_test.go)
+	_ [28]byte // to whole cache lines (lines_test.go)
 }
 
 // Name returns the probe's name, as the Go toolchain names the function.
@@ -130,6 +132,7 @@ func classOf(s State) uint32 {
 func (p *Probe) setState(from, to State) bool {
 	switch {
 	case to == Sampled:
+		p.refreshOwnMean()
 		p.startSampling()
 	case to.Disabled() && engine.spotcheck != nil:
 		p.count.reset(engine.spotcheck.Interval, Stripes)
@@ -164,7 +167,7 @@ func (p *Probe) Disable(r State) {
 			return
 		}
 		if p.setState(s, r) {
-			p.warm.settle(false)
+			p.warm.settle(true)
 			return
 		}
 	}

@@ -57,7 +57,7 @@ type Snapshot struct {
 	Unwound         int64       // metered firings a panic or runtime.Goexit unwound before their End: not timed
 	Dropped         int64       // spans the export path dropped
 	UntimedLimit    int64       // ns of own time per call under which a cold probe is untimed
-	Overheads       [2][2]int64 // ns, inner and outer overhead of a metered firing: [0] of a metered probe, [1] of a selected one (calibrate.go)
+	Overheads       [3][2]int64 // ns, inner and outer overhead of a metered firing: [0] of a metered probe, [1] of a selected one, [2] of a forced one (calibrate.go)
 	Clamped         uint64      // negative clock differences clamped to zero
 }
 
@@ -116,13 +116,13 @@ func (p *Probe) untimedYet() bool {
 	if t.wsum == 0 || engine.gated {
 		return false
 	}
-	return (t.wtotal-t.child)/t.wsum < UntimedLimit()
+	return (t.wown+t.back)/t.wsum < UntimedLimit()
 }
 
 // row returns p's row.
 func (p *Probe) row() Row {
 	t := p.stats.sum()
-	warm := warmChildren(p)
+	back := t.back + givenBack(p)
 	r := Row{Probe: p.name, Count: p.Calls(), Metered: t.count, Min: t.min, Max: t.max, Reenabled: p.reenabled.Load()}
 	if n := float64(t.count); n > 1 {
 		m := float64(t.total) / n
@@ -140,13 +140,13 @@ func (p *Probe) row() Row {
 		if st == DisabledBudget {
 			r.Label = LabelBudget
 		}
-		r.Total, r.InherentTotal = t.total, max(t.total-t.child-warm, 0)
-		r.Count = max(r.Count, t.count)
+		r.Total, r.InherentTotal = t.wtotal, max(t.wown+back, 0)
+		r.Count = max(r.Count, t.wsum)
 	case t.wsum > 0:
 		// The metered firings stand for wsum calls: scaled to the count.
 		scale := float64(max(r.Count, t.wsum)) / float64(t.wsum)
 		r.Total = int64(float64(t.wtotal) * scale)
-		r.InherentTotal = int64(float64(max(t.wtotal-t.child-warm, 0)) * scale)
+		r.InherentTotal = int64(float64(max(t.wown+back, 0)) * scale)
 	}
 	if r.Count > 0 {
 		r.Avg, r.InherentAvg = r.Total/r.Count, r.InherentTotal/r.Count

@@ -28,25 +28,26 @@ type stats struct {
 
 // row holds the totals of the firings written to it. seq counts writes
 // twice; the float sum of squares is kept as its bits. The assembly
-// (stats_amd64.s) writes the fields by offset, from go_asm.h. child is
-// written apart from the rest, atomically (addChild).
+// (stats_amd64.s) writes the fields by offset, from go_asm.h. back is
+// written apart from the rest, atomically (addBack).
 type row struct {
 	seq     uint64
 	count   int64 // metered firings
 	total   int64 // ns, inclusive
 	wsum    int64 // firings they stand for: the sum of their weights
 	wtotal  int64 // ns, inclusive, each firing's times its weight
+	wown    int64 // ns, own, each firing's times its weight
 	min     int64 // ns, inclusive
 	max     int64 // ns, inclusive
 	sqTotal uint64
-	child   int64 // ns its timed children were charged (parent.go)
-	_       [56]byte
+	back    int64 // ns of own time given back: children that turned out untimed or disabled (judge.go)
+	_       [48]byte
 }
 
 // totals are what a reader takes from rows.
 type totals struct {
-	count, total, wsum, wtotal, min, max, child int64
-	sqTotal                                     float64
+	count, total, wsum, wtotal, wown, min, max, back int64
+	sqTotal                                          float64
 }
 
 func (s *stats) init() {
@@ -59,15 +60,15 @@ func procPin() int
 //go:linkname procUnpin runtime.procUnpin
 func procUnpin()
 
-// record adds one metered firing of weight w, and returns the count of
-// the row it went to. With a row per P it is one pinned write of the P's
-// own row: no atomic instruction on amd64.
-func (s *stats) record(incl int64, w int32) int64 {
+// record adds one metered firing of incl and own ns and weight w, and
+// returns the count of the row it went to. With a row per P it is one
+// pinned write of the P's own row: no atomic instruction on amd64.
+func (s *stats) record(incl, own int64, w int32) int64 {
 	if rs := s.perP.Load(); rs != nil {
 		pid := procPin()
 		if pid < len(*rs) {
 			r := &(*rs)[pid]
-			writeRow(r, incl, int64(w))
+			writeRow(r, incl, own, int64(w))
 			n := atomic.LoadInt64(&r.count)
 			procUnpin()
 			return n
@@ -77,7 +78,7 @@ func (s *stats) record(incl int64, w int32) int64 {
 	for !s.lock.CompareAndSwap(0, 1) {
 		runtime.Gosched()
 	}
-	writeRowShared(&s.shared, incl, int64(w))
+	writeRowShared(&s.shared, incl, own, int64(w))
 	n := s.shared.count
 	s.lock.Store(0)
 	if n == sharedFirings {
@@ -92,12 +93,13 @@ func (s *stats) record(incl int64, w int32) int64 {
 
 // writeRowShared is writeRow for the shared row, in Go with atomics, so
 // that the lock's hand-over covers it under -race too.
-func writeRowShared(r *row, incl, w int64) {
+func writeRowShared(r *row, incl, own, w int64) {
 	atomic.AddUint64(&r.seq, 1)
 	atomic.AddInt64(&r.count, 1)
 	atomic.AddInt64(&r.total, incl)
 	atomic.AddInt64(&r.wsum, w)
 	atomic.AddInt64(&r.wtotal, incl*w)
+	atomic.AddInt64(&r.wown, own*w)
 	if incl < atomic.LoadInt64(&r.min) {
 		atomic.StoreInt64(&r.min, incl)
 	}
@@ -109,21 +111,10 @@ func writeRowShared(r *row, incl, w int64) {
 	atomic.AddUint64(&r.seq, 1)
 }
 
-// addChild adds ns to what the probe's timed children were charged: an
-// atomic add to the running P's row (uncontended: only goroutines on that
-// P add to it), or to the shared row before the probe has rows per P.
-func (s *stats) addChild(ns int64) {
-	if rs := s.perP.Load(); rs != nil {
-		pid := procPin()
-		if pid < len(*rs) {
-			atomic.AddInt64(&(*rs)[pid].child, ns)
-			procUnpin()
-			return
-		}
-		procUnpin()
-	}
-	atomic.AddInt64(&s.shared.child, ns)
-}
+// addBack adds ns to the probe's own time: what a child that turned out
+// untimed or disabled had been charged with. Rare: an atomic add to the
+// shared row.
+func (s *stats) addBack(ns int64) { atomic.AddInt64(&s.shared.back, ns) }
 
 // read returns a consistent copy of r: the totals of whole writes only.
 func (r *row) read() totals {
@@ -135,10 +126,11 @@ func (r *row) read() totals {
 				total:   atomic.LoadInt64(&r.total),
 				wsum:    atomic.LoadInt64(&r.wsum),
 				wtotal:  atomic.LoadInt64(&r.wtotal),
+				wown:    atomic.LoadInt64(&r.wown),
 				min:     atomic.LoadInt64(&r.min),
 				max:     atomic.LoadInt64(&r.max),
 				sqTotal: math.Float64frombits(atomic.LoadUint64(&r.sqTotal)),
-				child:   atomic.LoadInt64(&r.child),
+				back:    atomic.LoadInt64(&r.back),
 			}
 			if atomic.LoadUint64(&r.seq) == s {
 				return t
@@ -160,10 +152,11 @@ func (s *stats) sum() totals {
 			t.total += u.total
 			t.wsum += u.wsum
 			t.wtotal += u.wtotal
+			t.wown += u.wown
 			t.min = min(t.min, u.min)
 			t.max = max(t.max, u.max)
 			t.sqTotal += u.sqTotal
-			t.child += u.child
+			t.back += u.back
 		}
 	}
 	if t.count == 0 {

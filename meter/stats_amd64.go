@@ -9,4 +9,4 @@ package meter
 // reference, which the tests run against it.
 //
 //go:noescape
-func writeRow(r *row, incl, w int64)
+func writeRow(r *row, incl, own, w int64)

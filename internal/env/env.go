@@ -32,7 +32,7 @@ type Config struct {
 	HotspotSample            int64   // 1 in N calls of a sampled probe metered; 0: no sampling
 	HotspotSampleShare       float64 // fraction of the time it ran under which a cold probe is disabled
 	HotspotCost              float64 // fraction of its own time metering may cost a probe metered at every call; 0: no limit
-	HotspotUntimed           int64   // clock reads of own time per call under which a cold probe is untimed; 0: none
+	HotspotUntimed           int64   // times what timing a call costs: own time per call under which a cold probe is untimed; 0: none
 
 	BudgetEnabled bool
 	BudgetPercent int64

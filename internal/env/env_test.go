@@ -29,7 +29,7 @@ func TestDefaults(t *testing.T) {
 		c.FlowcheckEnabled || c.FlowcheckLower != 0 || c.FlowcheckUpper != 100 || c.SpotcheckEnabled ||
 		c.SpotcheckInterval != 10000 || c.TraceMax != 10000 || c.ExportCSV != "" || c.ExportPprof != "" ||
 		c.ExportOTLP || c.ExportInterval != 0 || c.HotspotInitial != d.HotspotInitial || c.PprofLabels ||
-		c.HotspotUntimed != 4 || c.HotspotCost != 0.02 {
+		c.HotspotUntimed != 2 || c.HotspotCost != 0.02 {
 		t.Fatalf("defaults differ from DESIGN.md: %+v", c)
 	}
 }
