@@ -3,7 +3,7 @@
 #   make test      runs every check CI runs
 GO ?= go
 
-.PHONY: test vet unit bench-smoke realworld realworld-all example browser
+.PHONY: test vet unit bench-smoke realworld realworld-all example browser adversarial
 
 test: browser vet unit bench-smoke realworld
 
@@ -49,3 +49,10 @@ realworld-all:
 
 example:
 	example/run.sh
+
+# Programs written to break the model, each scored against its own true
+# calls and a CPU profile (bench/adversarial/run.sh, docs/adversarial.md).
+# Not part of make test: it judges the engine, and fails while the engine
+# does.
+adversarial:
+	bench/adversarial/run.sh

@@ -30,7 +30,9 @@
 // prints the same for the model's own top 10 by inherent time, the true
 // model's time per call in place of the profile's.
 //
-// It exits 1 when a check fails.
+// It exits 1 when a check fails. bench/judge is its successor: it also
+// takes the true calls of the run, and holds the model to DESIGN.md's
+// figures (docs/adversarial.md).
 //
 //	go run ./bench/agreement [-exclude regexp] [-truth every.csv] model.csv cpu.pprof
 //	go run ./bench/agreement -truth every.csv model.csv

@@ -38,10 +38,13 @@ var genFiles = map[string]string{
 }
 
 // isRuntime reports whether an import path belongs to the meter runtime
-// itself (its example workload excepted).
+// itself. Its workloads are excepted: the example and the adversarial
+// programs (bench/adversarial), which exist to be instrumented.
 func isRuntime(path string) bool {
-	if path == runtimeModule+"/example" || strings.HasPrefix(path, runtimeModule+"/example/") {
-		return false
+	for _, w := range []string{runtimeModule + "/example", runtimeModule + "/bench/adversarial"} {
+		if path == w || strings.HasPrefix(path, w+"/") {
+			return false
+		}
 	}
 	return path == runtimeModule || strings.HasPrefix(path, runtimeModule+"/")
 }

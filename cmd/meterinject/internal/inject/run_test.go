@@ -264,12 +264,14 @@ func TestSummary(t *testing.T) {
 
 func TestIsRuntime(t *testing.T) {
 	for path, want := range map[string]bool{
-		"github.com/meterio/meter/probe":      true,
-		"github.com/meterio/meter":            true,
-		"github.com/meterio/meter/example":    false,
-		"github.com/meterio/meterx":           false,
-		"github.com/yuin/goldmark/parser":     false,
-		"github.com/meterio/meter/meter/deep": true,
+		"github.com/meterio/meter/probe":                  true,
+		"github.com/meterio/meter":                        true,
+		"github.com/meterio/meter/example":                false,
+		"github.com/meterio/meter/bench/adversarial/tiny": false,
+		"github.com/meterio/meter/bench/adversarialx":     true,
+		"github.com/meterio/meterx":                       false,
+		"github.com/yuin/goldmark/parser":                 false,
+		"github.com/meterio/meter/meter/deep":             true,
 	} {
 		if isRuntime(path) != want {
 			t.Errorf("isRuntime(%s) = %v", path, !want)

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Runs the adversarial programs (bench/adversarial/*, docs/adversarial.md)
+# instrumented, and scores each model with bench/judge:
+#   - builds cmd/meterinject and bench/judge;
+#   - instruments each program through -overlay (its sources untouched)
+#     with its selection: -all, or meterinject's default selection;
+#   - runs it twice, each time with a CPU profile, its model
+#     (METER_EXPORT_CSV) and its true calls (ADVERSARIAL_TRUTH): at default
+#     properties, and with every firing metered (METER_HOTSPOT_ENABLED=false)
+#     at a smaller size where metering every firing would take minutes;
+#   - judges each run, and prints a summary table.
+# Exits 1 when any judgement fails, 2 when a program cannot be built or run.
+#
+#   bench/adversarial/run.sh [name[@all|@default]...]
+#
+# Names are the programs' folders; @all or @default picks the selection
+# (default: the program's own, below). ADVERSARIAL_WORK sets where
+# everything is written (default .meterinject/adversarial, which git
+# ignores); ADVERSARIAL_MODES the modes to run (default "default every").
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+GO=${GO:-go}
+WORK=${ADVERSARIAL_WORK:-$ROOT/.meterinject/adversarial}
+MODES=${ADVERSARIAL_MODES:-default every}
+export GOWORK=off
+
+# Each program's selection, and its size flags for the mode that meters
+# every firing (empty: the default size). A metered firing reads the clock
+# twice, 60 to 150 ns on these VMs, so programs of hundreds of millions
+# of firings run smaller there.
+ALL_RUNS="allocfree@all phases@all cpubound@all noalloc@all tiny@all service@default service@all blocking@all short@all shapes@default shapes@all"
+every_size() {
+	case $1 in
+	allocfree) echo "-n 100000" ;;
+	phases) echo "-scale 0.15" ;;
+	cpubound) echo "-scale 0.3" ;;
+	noalloc) echo "-scale 0.5" ;;
+	tiny) echo "-n 15000000" ;;
+	shapes) echo "-n 500000" ;;
+	*) echo "" ;;
+	esac
+}
+selection_of() {
+	case " $ALL_RUNS " in
+	*" $1@default "*) echo default ;;
+	*) echo all ;;
+	esac
+}
+
+runs=()
+if [ $# -eq 0 ]; then
+	read -r -a runs <<<"$ALL_RUNS"
+else
+	for a in "$@"; do
+		case $a in
+		*@all | *@default) runs+=("$a") ;;
+		*) runs+=("$a@$(selection_of "$a")") ;;
+		esac
+	done
+fi
+
+mkdir -p "$WORK"
+cd "$ROOT"
+(cd cmd/meterinject && $GO build -o "$WORK/meterinject" .)
+$GO build -o "$WORK/judge" ./bench/judge
+
+table=()
+failed=0
+for run in "${runs[@]}"; do
+	name=${run%@*}
+	sel=${run#*@}
+	if [ ! -f "bench/adversarial/$name/main.go" ]; then
+		echo "run.sh: no program bench/adversarial/$name" >&2
+		exit 2
+	fi
+	dir="$WORK/$name-$sel"
+	mkdir -p "$dir"
+	flags=()
+	if [ "$sel" = all ]; then
+		flags=(-all)
+	fi
+	"$WORK/meterinject" ${flags[@]+"${flags[@]}"} -overlay "$dir/overlay.json" -cache "$WORK/cache" \
+		-runtime "$ROOT" "./bench/adversarial/$name"
+	$GO build -overlay "$dir/overlay.json" -o "$dir/$name" "./bench/adversarial/$name"
+	# The registered probes: the quoted names in the registration file's
+	# Register call.
+	gen=$(sed -n 's/.*"\([^"]*meter_probes_gen\.go\)": "\([^"]*\)".*/\2/p' "$dir/overlay.json")
+	awk '/Register\(/ { on = 1 } on && /"/ { if (match($0, /"[^"]*"/)) print substr($0, RSTART + 1, RLENGTH - 2) } on && /\)/ { on = 0 }' \
+		"$gen" >"$dir/probes.txt"
+	for mode in $MODES; do
+		env=()
+		size=()
+		case $mode in
+		default) ;;
+		every)
+			env=(METER_HOTSPOT_ENABLED=false)
+			read -r -a size <<<"$(every_size "$name")"
+			;;
+		*)
+			echo "run.sh: unknown mode $mode (default, every)" >&2
+			exit 2
+			;;
+		esac
+		out="$dir/$mode"
+		rm -f "$out.csv" "$out.truth" "$out.pprof"
+		echo "== $name ($sel selection), $mode properties ${size[*]+"${size[*]}"}"
+		start=$(date +%s.%N)
+		if ! env ${env[@]+"${env[@]}"} METER_EXPORT_CSV="$out.csv" ADVERSARIAL_TRUTH="$out.truth" \
+			"$dir/$name" ${size[@]+"${size[@]}"} -cpuprofile "$out.pprof" >"$out.stdout" 2>"$out.stderr"; then
+			cat "$out.stderr" >&2
+			echo "run.sh: $name failed" >&2
+			exit 2
+		fi
+		secs=$(echo "$start $(date +%s.%N)" | awk '{ printf "%.1f", $2 - $1 }')
+		status=0
+		"$WORK/judge" -truth "$out.truth" -probes "$dir/probes.txt" "$out.csv" "$out.pprof" >"$out.judge" || status=$?
+		cat "$out.judge"
+		echo
+		if [ "$status" -gt 1 ]; then
+			exit 2
+		fi
+		[ "$status" = 0 ] || failed=1
+		table+=("| $name | $sel | $mode | ${secs} s $(sed -n 's/^summary: //p' "$out.judge")")
+	done
+done
+
+echo "Summary (counts: rows within 0.5% of their true calls; shares: points apart, mean/largest over the profile's top 5; cpu: inherent over CPU time plus the threads' wait for a core, in brackets where not checked; hidden: of the profile's top 10, rows right; metering: the profile's share in the meter runtime, left out of shares and hidden)"
+echo
+echo "| program | selection | mode | wall | counts ok | shares mean/max | cpu | hidden ok | metering | result |"
+echo "| --- | --- | --- | ---: | --- | --- | --- | --- | ---: | --- |"
+printf '%s\n' "${table[@]}"
+exit "$failed"

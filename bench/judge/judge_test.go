@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meterio/meter/report"
+)
+
+// pb builds protobuf bytes by hand, field by field, as report's tests
+// do, so that the profile goes through report.ReadProfile as a real one.
+type pb []byte
+
+func (b pb) key(field, wire int) pb { return binary.AppendUvarint(b, uint64(field)<<3|uint64(wire)) }
+func (b pb) varint(field int, v uint64) pb {
+	return binary.AppendUvarint(b.key(field, 0), v)
+}
+func (b pb) msg(field int, m []byte) pb {
+	return append(binary.AppendUvarint(b.key(field, 2), uint64(len(m))), m...)
+}
+func (b pb) packed(field int, vs ...uint64) pb {
+	var m []byte
+	for _, v := range vs {
+		m = binary.AppendUvarint(m, v)
+	}
+	return b.msg(field, m)
+}
+
+// cpuProfile encodes a CPU profile as runtime/pprof writes one: sample
+// types samples/count and cpu/nanoseconds; each location's lines list the
+// functions inlined there, innermost first. Stacks are leaf first, each a
+// list of locations.
+func cpuProfile(locations [][]string, samples []struct {
+	stack []int // indexes into locations
+	ns    int64
+}) []byte {
+	strs := []string{"", "samples", "count", "cpu", "nanoseconds"}
+	str := func(s string) uint64 {
+		for i, t := range strs {
+			if t == s {
+				return uint64(i)
+			}
+		}
+		strs = append(strs, s)
+		return uint64(len(strs) - 1)
+	}
+	var p pb
+	p = p.msg(1, pb{}.varint(1, str("samples")).varint(2, str("count")))
+	p = p.msg(1, pb{}.varint(1, str("cpu")).varint(2, str("nanoseconds")))
+	for _, s := range samples {
+		var ids []uint64
+		for _, l := range s.stack {
+			ids = append(ids, uint64(l+1))
+		}
+		p = p.msg(2, pb{}.packed(1, ids...).packed(2, uint64(s.ns/10_000_000), uint64(s.ns)))
+	}
+	funcs := map[string]uint64{}
+	for i, fns := range locations {
+		l := pb{}.varint(1, uint64(i+1))
+		for _, fn := range fns {
+			if funcs[fn] == 0 {
+				funcs[fn] = uint64(len(funcs) + 1)
+			}
+			l = l.msg(4, pb{}.varint(1, funcs[fn]).varint(2, 7))
+		}
+		p = p.msg(4, l)
+	}
+	for fn, id := range funcs {
+		p = p.msg(5, pb{}.varint(1, id).varint(2, str(fn)))
+	}
+	for _, s := range strs {
+		p = p.msg(6, []byte(s))
+	}
+	return p
+}
+
+const ms = int64(time.Millisecond)
+
+// testCase: main calls a (timed), which calls b (untimed, inlined into
+// a at one location) and d (registered, but no row); main calls c
+// (disabled), a generic function (named by its instantiation in the
+// profile) and a closure of an inlined function (named after the
+// inlining); the collector's worker has no probe. Measuring a takes
+// 500 ms, which the judge leaves out.
+func testCase(t *testing.T) (*report.Profile, []report.Row, *Truth, map[string]bool) {
+	locations := [][]string{
+		{"main.main"},              // 0
+		{"main.a"},                 // 1
+		{"main.b", "main.a"},       // 2: b inlined into a
+		{"main.c"},                 // 3
+		{"main.d"},                 // 4
+		{"main.g[go.shape.int]"},   // 5
+		{"main.main.f.func2"},      // 6
+		{"runtime.memmove"},        // 7
+		{"runtime.gcBgMarkWorker"}, // 8
+		{"github.com/meterio/meter/clock.rdtscp", "github.com/meterio/meter/meter.(*Probe).Begin"}, // 9
+	}
+	samples := []struct {
+		stack []int
+		ns    int64
+	}{
+		{[]int{7, 1, 0}, 100 * ms},
+		{[]int{2, 0}, 200 * ms},
+		{[]int{3, 0}, 300 * ms},
+		{[]int{4, 1, 0}, 50 * ms},
+		{[]int{5, 0}, 150 * ms},
+		{[]int{6, 0}, 120 * ms},
+		{[]int{8}, 80 * ms},
+		{[]int{9, 1, 0}, 500 * ms}, // metering a
+	}
+	whole, err := report.ReadProfile(bytes.NewReader(cpuProfile(locations, samples)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, left := WithoutMetering(whole, MeteringFrames)
+	if left != float64(500*ms) || len(prof.Samples) != len(samples)-1 || len(whole.Samples) != len(samples) {
+		t.Fatalf("WithoutMetering left out %.0f ns, kept %d samples of %d", left, len(prof.Samples), len(whole.Samples))
+	}
+	rows := []report.Row{
+		{Probe: "main.main", Count: 1, InherentTotal: 400 * ms, Label: "hotspot"},
+		{Probe: "main.a", Count: 1004, InherentTotal: 300 * ms},
+		{Probe: "main.b", Count: 1_000_000, Label: "untimed"},
+		{Probe: "main.c", Count: 400, InherentTotal: 50 * ms, Label: "disabled"},
+		{Probe: "main.g[...]", Count: 10, InherentTotal: 200 * ms, Label: "sampled"},
+		{Probe: "main.f.func1", Count: 21, InherentTotal: 100 * ms, Label: "sampled"},
+	}
+	truth, err := ReadTruth(strings.NewReader(`function,calls
+#cpu_ns,1000000000
+#cpubound,1
+#wait_ns,0
+#alias,main.main.f.func2,main.f.func1
+#future,whatever
+main.main,1
+main.a,1000
+main.b,1000000
+main.c,500
+main.d,2
+"main.g[...]",4
+main.g[...],6
+main.f.func1,20
+`), "truth.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prof, rows, truth, map[string]bool{"main.d": true}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestShares(t *testing.T) {
+	prof, rows, truth, _ := testCase(t)
+	got := Shares(rows, prof, truth.Aliases, DefaultLimits)
+	// Timed: main, a, g[...], f.func1. b's samples go to a, c's to main;
+	// d has no row, so its samples go to a; the collector's to none.
+	const claimed = 920.0
+	want := []ShareRow{
+		{Probe: "main.a", Profile: 350 / claimed, Model: 0.3},
+		{Probe: "main.main", Profile: 300 / claimed, Model: 0.4},
+		{Probe: "main.g[...]", Profile: 150 / claimed, Model: 0.2},
+		{Probe: "main.f.func1", Profile: 120 / claimed, Model: 0.1},
+	}
+	if len(got.Rows) != len(want) {
+		t.Fatalf("rows %+v, want %d", got.Rows, len(want))
+	}
+	var sum, largest float64
+	for i, w := range want {
+		g := got.Rows[i]
+		d := 100 * math.Abs(w.Profile-w.Model)
+		sum += d
+		largest = math.Max(largest, d)
+		if g.Probe != w.Probe || !near(g.Profile, w.Profile) || !near(g.Model, w.Model) || !near(g.DiffPoints, d) {
+			t.Errorf("row %d: %+v, want %s profile %.6f model %.6f", i, g, w.Probe, w.Profile, w.Model)
+		}
+	}
+	if !near(got.Avg, sum/4) || !near(got.Max, largest) || !near(got.Claimed, claimed/1000) || got.OK {
+		t.Errorf("mean %.4f largest %.4f claimed %.4f ok %v, want %.4f %.4f %.4f false", got.Avg, got.Max, got.Claimed, got.OK, sum/4, largest, claimed/1000)
+	}
+	// 8.04 points apart at most, 5.54 on average: within 9 and 6.
+	lim := DefaultLimits
+	lim.ShareAvg, lim.ShareMax = 6, 9
+	if !Shares(rows, prof, truth.Aliases, lim).OK {
+		t.Error("shares fail with limits they meet")
+	}
+}
+
+func TestHidden(t *testing.T) {
+	prof, rows, truth, registered := testCase(t)
+	got := Hidden(rows, registered, prof, truth, DefaultLimits)
+	want := []struct {
+		probe string
+		ns    float64
+		own   float64
+		why   string
+	}{
+		{"main.c", 300, 300 * 1e6 / 500, "disabled"},
+		{"main.b", 200, 200, ""}, // untimed, 200 ns a call
+		{"main.g[...]", 150, 150 * 1e6 / 10, ""},
+		{"main.f.func1", 120, 120 * 1e6 / 20, "count"},
+		{"main.a", 100, 100 * 1e6 / 1000, ""},
+		{"main.d", 50, 50 * 1e6 / 2, "not in the model"},
+	}
+	if len(got.Rows) != len(want) || got.OK {
+		t.Fatalf("rows %+v ok %v, want %d rows, not ok", got.Rows, got.OK, len(want))
+	}
+	for i, w := range want {
+		g := got.Rows[i]
+		if g.Probe != w.probe || !near(g.ProfileNS, w.ns*1e6) || !near(g.Share, w.ns/920) || !near(g.OwnPerCall, w.own) || g.Why != w.why {
+			t.Errorf("row %d: %+v, want %s %.0f ms %.1f ns a call %q", i, g, w.probe, w.ns, w.own, w.why)
+		}
+	}
+	lim := DefaultLimits
+	lim.UntimedLimit = 200 * time.Nanosecond
+	if g := Hidden(rows, registered, prof, truth, lim).Rows[1]; g.Why != "untimed but long" {
+		t.Errorf("main.b at 200 ns a call, limit 200ns: %q, want untimed but long", g.Why)
+	}
+	// Without the registered list, d's samples go to a.
+	if g := Hidden(rows, nil, prof, truth, DefaultLimits).Rows; g[2].Probe != "main.a" || !near(g[2].ProfileNS, 150*1e6) {
+		t.Errorf("without registered probes: %+v, want main.a third with 150 ms", g)
+	}
+}
+
+func TestCounts(t *testing.T) {
+	_, rows, truth, _ := testCase(t)
+	got, ok := Counts(rows, truth, DefaultLimits)
+	want := map[string]bool{
+		"main.main":    true,
+		"main.a":       true, // 0.4% over
+		"main.b":       true,
+		"main.c":       true, // disabled at 400 of 500
+		"main.g[...]":  true, // 4 + 6 in the truth file
+		"main.f.func1": false,
+	}
+	if ok {
+		t.Error("counts ok with main.f.func1 5% over")
+	}
+	for _, c := range got {
+		if c.OK != want[c.Probe] {
+			t.Errorf("%s: ok %v, want %v", c.Probe, c.OK, want[c.Probe])
+		}
+	}
+	if a := Absent(rows, map[string]bool{"main.d": true, "main.a": true, "main.z": true}, truth); len(a) != 1 || a[0] != "main.d" {
+		t.Errorf("absent %v, want [main.d]", a)
+	}
+	rows = append(rows, report.Row{Probe: "main.e", Count: 3}, report.Row{Probe: "main.a2", Count: 2000, Label: "budget"})
+	truth.Calls["main.a2"] = 1000
+	got, _ = Counts(rows, truth, DefaultLimits)
+	if e := got[len(got)-2]; e.Known || e.OK {
+		t.Errorf("a row the truth does not name: %+v, want not known, not ok", e)
+	}
+	if b := got[len(got)-1]; b.OK {
+		t.Errorf("a budget row counting more than the calls: %+v, want not ok", b)
+	}
+}
+
+func TestCPU(t *testing.T) {
+	prof, rows, truth, _ := testCase(t)
+	got := CPU(rows, truth, nil, prof, false)
+	if got.Inherent != 1050*time.Millisecond || got.CPU != time.Second || got.Source != "truth file" || !got.Checked || got.OK {
+		t.Errorf("%+v, want 1.05s of 1s from the truth file, checked, not ok", got)
+	}
+	truth.Wait = 50 * time.Millisecond
+	if got := CPU(rows, truth, nil, prof, false); !got.OK || got.Wait != truth.Wait {
+		t.Errorf("%+v, want ok: 1.05s within 1s of CPU and 50ms of wait", got)
+	}
+	truth.CPUBound, truth.CPU = false, 0
+	got = CPU(rows, truth, nil, prof, false)
+	if got.CPU != time.Second || got.Source != "profile's samples" || got.Checked || !got.OK {
+		t.Errorf("%+v, want 1s from the profile, not checked", got)
+	}
+}
+
+func TestProbeName(t *testing.T) {
+	alias := map[string]string{"main.main.trim.func3": "main.trim.func1"}
+	for in, want := range map[string]string{
+		"main.sum[go.shape.int]":                    "main.sum[...]",
+		"main.(*stack[go.shape.[]int]).push":        "main.(*stack[...]).push",
+		"main.m[go.shape.map[string]int,int].func1": "main.m[...].func1",
+		"main.main.trim.func3":                      "main.trim.func1",
+		"main.plain":                                "main.plain",
+	} {
+		if got := ProbeName(in, alias); got != want {
+			t.Errorf("ProbeName(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestReadTruthErrors(t *testing.T) {
+	for _, in := range []string{
+		"",
+		"fn,count\nmain.a,1\n",
+		"function,calls\nmain.a,x\n",
+		"function,calls\nmain.a,-1\n",
+		"function,calls\n#cpu_ns,x\n",
+		"function,calls\nmain.a,1,2\n",
+	} {
+		if _, err := ReadTruth(strings.NewReader(in), "t.csv"); err == nil {
+			t.Errorf("%q: no error", in)
+		}
+	}
+}
