@@ -92,7 +92,7 @@ func TestBrowser(t *testing.T) {
 	if got := order(dom); !reflect.DeepEqual(got, model) {
 		t.Fatalf("rows %q, want the model's order %q", got, model)
 	}
-	if !strings.Contains(dom, `<dl id="legend">`) || !strings.Contains(dom, "<dt>count</dt><dd>metered firings") {
+	if !strings.Contains(dom, `<dl id="legend">`) || !strings.Contains(dom, "<dt>count</dt><dd>calls: every call is counted") {
 		t.Fatal("no legend in the rendered page")
 	}
 	// The flame graph: all, a.main, a.work, a.leaf, a.inl and the
