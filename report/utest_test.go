@@ -97,3 +97,47 @@ func TestHolm(t *testing.T) {
 		t.Fatalf("Holm caps at 1 and keeps the order: %v", got)
 	}
 }
+
+// The U test's critical values from the tables (two-sided α = 0.05: 2 for
+// five against five, 13 for eight against eight, 37 for twelve against
+// twelve, 2 for four against six, none for three against three), and the
+// normal approximation near the table's 317 for thirty against thirty.
+func TestUCritical(t *testing.T) {
+	for _, c := range []struct{ n1, n2, want int }{{5, 5, 2}, {8, 8, 13}, {12, 12, 37}, {3, 3, -1}, {4, 6, 2}} {
+		if got := uCritical(c.n1, c.n2, 0.05); got != c.want {
+			t.Errorf("uCritical(%d, %d) = %d, want %d", c.n1, c.n2, got, c.want)
+		}
+	}
+	if got := uCritical(5, 5, 0.05/3); got != 1 {
+		t.Errorf("uCritical(5, 5, α/3) = %d, want 1", got)
+	}
+	if got := uCritical(30, 30, 0.05); got < 315 || got > 319 {
+		t.Errorf("uCritical(30, 30) = %d, want about 317", got)
+	}
+}
+
+func TestStudentQuantile(t *testing.T) {
+	for _, c := range []struct{ alpha, df, t float64 }{{0.05, 10, 2.228}, {0.05, 4, 2.776}, {0.01, 30, 2.750}, {0.05, 1, 12.706}} {
+		if got := studentQuantile(c.alpha, c.df); math.Abs(got-c.t) > 1e-3 {
+			t.Errorf("t(%g, %g) = %.4f, want %.3f", c.alpha, c.df, got, c.t)
+		}
+	}
+}
+
+// The bound ranks a clear change above a larger, noisier one: +25% with
+// 2% noise is at least about +20%; a −50% change in runs that wander by
+// a third, barely significant, is at least much less.
+func TestBound(t *testing.T) {
+	c := &Comparison{}
+	clear := c.bound([]float64{100, 102, 98, 101, 99}, []float64{125, 127, 123, 126, 124}, 0.05)
+	if clear < math.Log1p(0.18) || clear > math.Log1p(0.25) {
+		t.Errorf("clear change: bound %.3f", clear)
+	}
+	noisy := c.bound([]float64{100, 160, 70, 130, 90}, []float64{30, 65, 75, 55, 62}, 0.05)
+	if noisy >= clear {
+		t.Errorf("noisy change: bound %.3f, not below the clear one's %.3f", noisy, clear)
+	}
+	if b := c.bound([]float64{1, 2, 3}, []float64{2, 3, 4}, 0.05); b != 0 {
+		t.Errorf("overlapping: bound %g, want 0", b)
+	}
+}
