@@ -172,6 +172,14 @@ func TestCoverageEntryInPart(t *testing.T) {
 		if e.Outer <= 0 || e.Outer >= 1 || fmt.Sprint(e.Inside) != "[app.handle]" {
 			t.Fatalf("seed %d: job %+v", seed, e)
 		}
+		if seed == 0 {
+			page := render(t, m)
+			checkNesting(t, page)
+			if want := fmt.Sprintf("Counted for the share of their calls that run inside no other entry: <code>app.job</code> (%s; otherwise inside <code>app.handle</code>).",
+				percentOf(e.Outer)); !strings.Contains(page, want) {
+				t.Errorf("page lacks %q", want)
+			}
+		}
 		worst = max(worst, math.Abs(float64(c.Covered)/float64(truth)-1))
 	}
 	if worst > 0.03 {
@@ -246,10 +254,14 @@ func TestCoverageWithoutPaths(t *testing.T) {
 			`from <span class="big" id="share-wall-least">50.0%</span> of its wall time and <span class="big" id="share-cpu-least">100.0%</span> of its CPU time ` +
 			`to <span class="big" id="share-wall">95.0%</span> of its wall time and <span class="big" id="share-cpu">190.0%</span> of its CPU time.`,
 		`id="nesting-unknown">Which entries run inside others is not known`,
+		`<p class="note" id="roots">Entry probes: <code>app.serve</code>, <code>app.handle</code>.</p>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
+	}
+	if strings.Contains(page, "comes from the traced call paths") {
+		t.Error("the page says nesting comes from traced call paths it does not have")
 	}
 	// One entry needs no nesting.
 	m.Roots = m.Roots[:1]
@@ -273,5 +285,32 @@ func TestCoveragePartialEntries(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
+	}
+}
+
+func TestPercentOf(t *testing.T) {
+	for share, want := range map[float64]string{0: "0%", 0.004: "<1%", 0.38: "38%", 0.995: ">99%", 1: "100%"} {
+		if got := percentOf(share); got != want {
+			t.Errorf("percentOf(%g) = %q, want %q", share, got, want)
+		}
+	}
+}
+
+// A share near an end is said to be near it, escaped on the page.
+func TestCoverageShareNearAnEnd(t *testing.T) {
+	traced := map[string][]string{"source": {"trace"}}
+	m := &Model{Name: "m.csv", Roots: []string{"app.a", "app.b"},
+		Rows: []Row{{Probe: "app.a", Count: 996, Total: 996_000}, {Probe: "app.b", Count: 1000, Total: 500_000}},
+		Profile: &Profile{SampleTypes: []ValueType{{SampleCount, "count"}, {SampleInclusive, "nanoseconds"}, {SampleInherent, "nanoseconds"}},
+			Samples: []Sample{{Stack: []string{"app.a"}, Values: []int64{1, 1000, 500}, Labels: traced},
+				{Stack: []string{"app.b", "app.a"}, Values: []int64{1, 500, 500}, Labels: traced}}}}
+	c := m.Coverage()
+	if b := entry(c, "app.b"); math.Abs(b.Outer-0.004) > 1e-9 || b.Covered != 2_000 {
+		t.Fatalf("app.b: %+v", b)
+	}
+	page := render(t, m)
+	checkNesting(t, page)
+	if !strings.Contains(page, "<code>app.b</code> (&lt;1%; otherwise inside <code>app.a</code>)") {
+		t.Errorf("page:\n%s", page[strings.Index(page, `id="roots"`):])
 	}
 }

@@ -219,14 +219,18 @@ func writeCoverage(b *strings.Builder, m *Model) {
 	if c.FromPath {
 		from = "the probes that start traced call paths (the model does not say which probes are entries)"
 	}
+	nesting := "Which firings run inside another entry comes from the traced call paths: a trace shows every entry that runs " +
+		"beneath its root, and the traces an entry starts are a sample of its firings, so the calls nested in it are estimated " +
+		"from them (exactly, where entries nest the same way every time). "
+	if !c.Nesting {
+		nesting = ""
+	}
 	fmt.Fprintf(b, "<p class=\"note\">How this is measured: the entry probes are %s. The inclusive times of their firings are summed, "+
 		"each firing only where no other entry is open beneath it on its goroutine, so that a request is counted once "+
-		"however many entries (router, middleware, handler) it passes through. Which firings run inside another entry comes from "+
-		"the traced call paths: a trace shows every entry that runs beneath its root, and the traces an entry starts are a sample "+
-		"of its firings, so the calls nested in it are estimated from them (exactly, where entries nest the same way every time). "+
+		"however many entries (router, middleware, handler) it passes through. %s"+
 		"Inclusive time counts waiting as well as running, and entries on several goroutines add up, so the share of wall time "+
 		"can pass 100%%: 250%% means two and a half units of work running at once on average. The share of CPU time sets "+
-		"the same time against the CPU time, user and system, that the process used.</p>\n", from)
+		"the same time against the CPU time, user and system, that the process used.</p>\n", from, nesting)
 	writeEntries(b, c)
 	b.WriteString("</section>\n")
 }
@@ -242,7 +246,7 @@ func writeEntries(b *strings.Builder, c Coverage) {
 		case e.Outer == 0:
 			nested = append(nested, fmt.Sprintf("%s (inside %s)", code(e.Probe), inside(e)))
 		case e.Outer < 1:
-			part = append(part, fmt.Sprintf("%s (%s; otherwise inside %s)", code(e.Probe), percentOf(e.Outer), inside(e)))
+			part = append(part, fmt.Sprintf("%s (%s; otherwise inside %s)", code(e.Probe), esc(percentOf(e.Outer)), inside(e)))
 		case c.Nesting && !e.Traced:
 			untraced = append(untraced, code(e.Probe))
 		default:
@@ -250,12 +254,15 @@ func writeEntries(b *strings.Builder, c Coverage) {
 		}
 	}
 	b.WriteString("<p class=\"note\" id=\"roots\">")
-	sep := ""
+	sep, lead := "", "Entry probes counted whole: "
+	if !c.Nesting {
+		lead = "Entry probes: "
+	}
 	for _, group := range []struct {
 		lead  string
 		items []string
 	}{
-		{"Entry probes counted whole: ", whole},
+		{lead, whole},
 		{"Counted for the share of their calls that run inside no other entry: ", part},
 		{"Not counted, as they run inside other entries: ", nested},
 		{"Counted whole, though in no traced call path (whether they run inside another entry is not known): ", untraced},
@@ -308,14 +315,6 @@ func writeEntries(b *strings.Builder, c Coverage) {
 			fmt.Fprintf(b, "<p class=\"note\" id=\"%s\">%s %s</p>\n", group.id, group.lead, strings.Join(text, " "))
 		}
 	}
-}
-
-func names(es []Entry) []string {
-	var s []string
-	for _, e := range es {
-		s = append(s, e.Probe)
-	}
-	return s
 }
 
 func mapNames(names []string, f func(string) string) []string {
