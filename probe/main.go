@@ -20,9 +20,10 @@ var (
 // Main is called by generated code at the start of func main, after every
 // package's init. It starts what only a running program needs, not a test
 // binary: the handling of SIGTERM and SIGINT (see Notify), and one line on
-// standard error saying what is metered and where the model goes, when an
-// export is configured (silent otherwise), and one line when METER_HTTP
-// asks for the live page and the program does not link it.
+// standard error saying what is metered, where the model goes and where
+// the live page is, when an export or the page is configured (silent
+// otherwise), and one line when METER_HTTP asks for the live page and the
+// program does not link it.
 func Main() {
 	mainOnce.Do(func() {
 		setupOnce.Do(setup)
