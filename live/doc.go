@@ -34,9 +34,11 @@
 // The page is as of each request: every request takes a snapshot of the
 // model (meter.Take, which does not stop the program). The call paths of
 // the flame graph and of /profile are collected while a trace gate is on
-// (tracepoint or flowcheck): the page itself asks for them. Its headline
-// counts each entry probe's firings once, from those paths (see
-// report.Coverage); without them it gives a range. The share of the run the model covers is taken against
+// (tracepoint or flowcheck) and METER_HTTP or METER_EXPORT_PPROF is set
+// (a Handler mounted on the program's own server, with METER_HTTP unset,
+// has them with METER_EXPORT_PPROF only). Its headline counts each entry
+// probe's firings once, from those paths (see report.Coverage); without
+// them it gives a range. The share of the run the model covers is taken against
 // the time since this package was initialised, at the program's start,
 // and the process's CPU time where the system reports it (getrusage).
 package live
