@@ -3,7 +3,7 @@
 # the README: the model of example/service under load, as headless
 # chromium draws `meter report`'s page.
 #
-#   report/screenshot.sh [requests]     (default 50000; about 20 s here)
+#   report/screenshot.sh [requests]     (default 50000; about 10 s here once the module cache is warm)
 #
 # It builds meterinject, instruments the service through an overlay (its
 # handlers become entry probes), serves the requests of its load
