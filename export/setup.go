@@ -211,6 +211,19 @@ func (e *Exports) startOTLP(start func(RemoteSettings) (Remote, error)) {
 	}
 }
 
+// Files returns the paths the model and the profile are written to: ""
+// for one not asked for, or whose path could not be written when the
+// exports started (Start reported it then).
+func (e *Exports) Files() (csv, pprof string) {
+	if e.csvOK {
+		csv = e.set.CSV
+	}
+	if e.pprofOK {
+		pprof = e.set.Pprof
+	}
+	return csv, pprof
+}
+
 // Sink returns what the engine hands traces to; nil when nothing wants
 // them.
 func (e *Exports) Sink() meter.Sink { return e.sink }

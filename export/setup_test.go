@@ -88,3 +88,22 @@ func TestQueueForTraceMax(t *testing.T) {
 		t.Errorf("%+v", st)
 	}
 }
+
+// TestFilesAfterCheck: a path that cannot take the model is reported once,
+// when the exports start, and Files leaves it out, so that nothing claims
+// the model goes there.
+func TestFilesAfterCheck(t *testing.T) {
+	dir := t.TempDir()
+	var stderr syncBuffer
+	prof := dir + "/m.pprof"
+	e := Start(Settings{CSV: dir, Pprof: prof, Stderr: &stderr})
+	if csv, pprof := e.Files(); csv != "" || pprof != prof {
+		t.Errorf("Files() = %q, %q; want none for the directory and %q", csv, pprof, prof)
+	}
+	if want := "meter: METER_EXPORT_CSV: cannot write " + dir + ": it is a directory, not a regular file; the model is not written\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+	if csv, _ := Start(Settings{CSV: dir + "/m.csv", Stderr: &stderr}).Files(); csv != dir+"/m.csv" {
+		t.Errorf("a writable path left out: %q", csv)
+	}
+}

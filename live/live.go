@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -22,17 +21,32 @@ var started = time.Now()
 func init() { probe.RegisterLive(start) }
 
 // start listens on addr and serves the page from a goroutine of its own.
-func start(addr string) error {
+// It returns where to open the page, for the start-up line, and whether
+// only this machine can reach it.
+func start(addr string) (url string, loopback bool, err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return err
-	}
-	if _, port, _ := net.SplitHostPort(addr); port == "0" {
-		fmt.Fprintf(os.Stderr, "meter: live page at http://%s/debug/meter/\n", ln.Addr())
+		return "", false, err
 	}
 	srv := &http.Server{Handler: Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
-	return nil
+	url, loopback = pageURL(ln.Addr())
+	return url, loopback, nil
+}
+
+// pageURL is the address to open the page at, listening on a: an
+// unspecified host (every interface) is reached at 127.0.0.1. loopback
+// reports whether a is on loopback only.
+func pageURL(a net.Addr) (url string, loopback bool) {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return "http://" + a.String() + "/debug/meter/", false
+	}
+	ip := tcp.IP
+	if ip.IsUnspecified() {
+		ip = net.IPv4(127, 0, 0, 1)
+	}
+	return "http://" + net.JoinHostPort(ip.String(), strconv.Itoa(tcp.Port)) + "/debug/meter/", tcp.IP.IsLoopback()
 }
 
 // Handler returns the live page's handler, which serves the paths under

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -21,7 +22,7 @@ import (
 )
 
 // liveProgram fires its probes by hand: 50 requests, each calling work
-// three times, each calling a leaf. It then writes its exports
+// three times, each calling a leaf. serve and work are both entries. It then writes its exports
 // (probe.Shutdown drains the traces into the call paths), says "ready",
 // and serves the page. A line "load" on its standard input starts four
 // goroutines firing the same paths until standard input is closed; it
@@ -43,7 +44,7 @@ var probes [3]probe.Probe
 
 func init() {
 	probe.Register(probes[:], "example.com/livetest.serve", "example.com/livetest.work", "example.com/livetest.<leaf>")
-	probe.Roots(probes[:], 0)
+	probe.Roots(probes[:], 0, 1) // work is an entry too, always inside serve
 }
 
 var sink atomic.Int64 // keeps the work from being optimised away
@@ -195,7 +196,7 @@ func TestLivePage(t *testing.T) {
 	pprofPath := filepath.Join(p.dir, "m.pprof")
 	r := run(t, p.bin, "METER_HTTP=127.0.0.1:0", "METER_HOTSPOT_ENABLED=false", "METER_TRACEPOINT_ENABLED=true",
 		"METER_TRACEPOINT_SAMPLE=1", "METER_EXPORT_PPROF="+pprofPath)
-	addr := await(t, r.stderr, `^meter: live page at http://(127\.0\.0\.1:[0-9]+)/debug/meter/$`)[1]
+	addr := await(t, r.stderr, startupLine)[1]
 	await(t, r.stdout, "^ready$")
 	base := "http://" + addr + "/debug/meter/"
 
@@ -208,9 +209,9 @@ func TestLivePage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counts := map[string]int64{}
+	counts, totals := map[string]int64{}, map[string]int64{}
 	for _, row := range rows {
-		counts[row.Probe] = row.Count
+		counts[row.Probe], totals[row.Probe] = row.Count, row.Total
 		if row.Total <= 0 || row.InherentTotal <= 0 || row.InherentTotal > row.Total {
 			t.Errorf("row %+v: times out of order", row)
 		}
@@ -248,8 +249,22 @@ func TestLivePage(t *testing.T) {
 		t.Fatalf("profile: traced path %v, counts by leaf %v, want %v", traced, leafCounts, counts)
 	}
 
-	// The page: the same model, escaped, with its entry probe, the share
-	// of the run, the chain and the flame graph.
+	// The page: the same model, escaped, with its entry probes (work
+	// counted once, inside serve), the share of the run, the chain and
+	// the flame graph. The covered time is serve's, and that of the works
+	// outside serve's traces: those of the first request, whose serve
+	// was not metered (it could not start a trace before one had ended).
+	cov := (&report.Model{Rows: rows, Roots: []string{"example.com/livetest.serve", "example.com/livetest.work"}, Profile: prof}).Coverage()
+	var underServe int64
+	for _, s := range prof.Samples {
+		if strings.Join(s.Stack, " ") == "example.com/livetest.work example.com/livetest.serve" {
+			underServe += s.Values[prof.Index(report.SampleInclusive)]
+		}
+	}
+	serve, work := totals["example.com/livetest.serve"], totals["example.com/livetest.work"]
+	if want := serve + work - underServe; math.Abs(float64(cov.Covered-want)) > float64(work)/100 {
+		t.Errorf("covered %d ns: want serve's %d and the works' outside its traces, %d", cov.Covered, serve, work-underServe)
+	}
 	resp, body = get(t, base)
 	page := string(body)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" || resp.Header.Get("Cache-Control") != "no-store" {
@@ -259,7 +274,9 @@ func TestLivePage(t *testing.T) {
 		`<title>meter: live: prog (pid `,
 		`<p class="sub" id="summary">3 probes in the model: 3 traced; 3 registered</p>`,
 		`data-v="example.com/livetest.&lt;leaf&gt;"`,
-		`Entry probes: <code>example.com/livetest.serve</code>.`,
+		`Entry probes counted whole: <code>example.com/livetest.serve</code>.`,
+		`<code>example.com/livetest.work</code> (`, `inside <code>example.com/livetest.serve</code>)`,
+		`<span class="big" id="covered">` + report.Duration(float64(cov.Covered), " ") + `</span>`,
 		`id="share-wall"`,
 		`<tr data-key="extensions"><td>extensions</td><td><ul><li><b>tracepoint</b> <span class="mono">sample=1`,
 		`<div id="flame-graph" data-type="inherent">`,
@@ -286,7 +303,7 @@ func TestLivePage(t *testing.T) {
 
 	// The chain, as text and as JSON.
 	_, body = get(t, base+"chain")
-	for _, want := range []string{"\nclock: ", "\nextensions: tracepoint(sample=1", "\nprobes: 3\n", "\nroots: example.com/livetest.serve\n", "\ntraces: "} {
+	for _, want := range []string{"\nclock: ", "\nextensions: tracepoint(sample=1", "\nprobes: 3\n", "\nroots: example.com/livetest.serve example.com/livetest.work\n", "\ntraces: "} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("chain lacks %q:\n%s", want, body)
 		}
@@ -298,7 +315,7 @@ func TestLivePage(t *testing.T) {
 			t.Fatalf("%v: %v\n%s", h, err, body)
 		}
 		if len(st.Extensions) != 1 || st.Extensions[0].Name != "tracepoint" || !strings.HasPrefix(st.Extensions[0].Settings, "sample=1") || st.Counters["probes"] != 3 ||
-			st.Counters["traces"] < 45 || fmt.Sprint(st.Roots) != "[example.com/livetest.serve]" {
+			st.Counters["traces"] < 45 || fmt.Sprint(st.Roots) != "[example.com/livetest.serve example.com/livetest.work]" {
 			t.Errorf("%v: %+v", h, st)
 		}
 	}
@@ -332,7 +349,7 @@ func TestLivePageUnderLoad(t *testing.T) {
 	p.build(t, raceBuild)
 	// Every firing metered, so the model grows while it is read.
 	r := run(t, p.bin, "METER_HTTP=127.0.0.1:0", "METER_HOTSPOT_ENABLED=false")
-	addr := await(t, r.stderr, `^meter: live page at http://(127\.0\.0\.1:[0-9]+)/debug/meter/$`)[1]
+	addr := await(t, r.stderr, startupLine)[1]
 	await(t, r.stdout, "^ready$")
 	base := "http://" + addr + "/debug/meter/"
 	before := firings(t, base)
@@ -411,6 +428,51 @@ func TestLivePageAddressInUse(t *testing.T) {
 	await(t, r.stdout, "^done true$")
 	if err := r.cmd.Wait(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// startupLine is probe.Main's start-up line naming the page on loopback,
+// with no warning after it.
+const startupLine = `^meter: [0-9]+ probes? in [0-9]+ packages?, .*; live page at http://(127\.0\.0\.1:[0-9]+)/debug/meter/$`
+
+// A page that listens on every interface is in the start-up line with a
+// warning that it has no authentication, and it answers at the address
+// the line gives.
+func TestLivePageBeyondLoopback(t *testing.T) {
+	p := newProgram(t, liveProgram)
+	p.build(t, false)
+	r := run(t, p.bin, "METER_HTTP=:0")
+	m := await(t, r.stderr, `^meter: .*; live page at http://(127\.0\.0\.1:([0-9]+))/debug/meter/ \(warning: (.*)\)$`)
+	if want := "METER_HTTP=:0 listens beyond loopback and the page has no authentication: anyone who can reach the port reads the model, " +
+		"which names the program's functions; METER_HTTP=127.0.0.1:0 keeps it to this machine"; m[3] != want {
+		t.Errorf("warning %q, want %q", m[3], want)
+	}
+	await(t, r.stdout, "^ready$")
+	if resp, _ := get(t, "http://"+m[1]+"/debug/meter/chain"); resp.StatusCode != 200 {
+		t.Errorf("the page at the address the line gives: %s", resp.Status)
+	}
+	r.stdin.Close()
+	await(t, r.stdout, "^done true$")
+	if err := r.cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPageURL(t *testing.T) {
+	for _, c := range []struct {
+		addr     net.Addr
+		url      string
+		loopback bool
+	}{
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 6060}, "http://127.0.0.1:6060/debug/meter/", true},
+		{&net.TCPAddr{IP: net.IPv6loopback, Port: 6060}, "http://[::1]:6060/debug/meter/", true},
+		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 6060}, "http://127.0.0.1:6060/debug/meter/", false},
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 80}, "http://127.0.0.1:80/debug/meter/", false},
+		{&net.TCPAddr{IP: net.IPv4(192, 168, 1, 5), Port: 6060}, "http://192.168.1.5:6060/debug/meter/", false},
+	} {
+		if url, lo := pageURL(c.addr); url != c.url || lo != c.loopback {
+			t.Errorf("%v: %s %v, want %s %v", c.addr, url, lo, c.url, c.loopback)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/meterio/meter/export"
@@ -16,19 +17,26 @@ import (
 // have been read with METER_HTTP set, in whichever order package
 // initialisation brings the two.
 var live struct {
-	mu      sync.Mutex
-	start   func(addr string) error // from package live; nil when not linked
-	addr    string                  // METER_HTTP
-	loaded  bool                    // the properties have been read
-	started bool
+	mu       sync.Mutex
+	start    LiveStart // from package live; nil when not linked
+	addr     string    // METER_HTTP
+	loaded   bool      // the properties have been read
+	started  bool
+	url      string // where the page is, once it listens
+	loopback bool   // it listens on loopback only
 }
+
+// LiveStart starts the live page on addr (METER_HTTP) and returns the
+// address to open it at, and whether it listens on loopback only.
+type LiveStart func(addr string) (url string, loopback bool, err error)
 
 // RegisterLive hands the runtime the function that starts the live page
 // on an address. Package live calls it from its init; a program asks for
 // the page by importing that package. start runs once, when METER_HTTP is
 // set, after both this call and the first probe registration; an error it
-// returns is reported on standard error and the program goes on.
-func RegisterLive(start func(addr string) error) {
+// returns is reported on standard error and the program goes on. Where
+// the page listens is in the start-up line (see Main).
+func RegisterLive(start LiveStart) {
 	live.mu.Lock()
 	defer live.mu.Unlock()
 	live.start = start
@@ -50,9 +58,30 @@ func startLive() {
 		return
 	}
 	live.started = true
-	if err := live.start(live.addr); err != nil {
+	url, loopback, err := live.start(live.addr)
+	if err != nil {
 		fmt.Fprintf(stderr, "meter: METER_HTTP=%s: %v; no live page\n", live.addr, err)
+		return
 	}
+	live.url, live.loopback = url, loopback
+}
+
+// livePage is the start-up line's part about the live page: where it is
+// and, when it listens beyond loopback, that anyone who reaches it reads
+// the model. "" when it does not run.
+func livePage() string {
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	if live.url == "" {
+		return ""
+	}
+	if live.loopback {
+		return "live page at " + live.url
+	}
+	port := live.addr[strings.LastIndexByte(live.addr, ':')+1:]
+	return fmt.Sprintf("live page at %s (warning: METER_HTTP=%s listens beyond loopback and the page has no authentication: "+
+		"anyone who can reach the port reads the model, which names the program's functions; METER_HTTP=127.0.0.1:%s keeps it to this machine)",
+		live.url, live.addr, port)
 }
 
 // checkLive writes one line to w when METER_HTTP asks for the live page

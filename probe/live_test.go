@@ -15,7 +15,7 @@ func resetLive(t *testing.T) *strings.Builder {
 	stderr = &errs
 	reset := func() {
 		live.mu.Lock()
-		live.start, live.addr, live.loaded, live.started = nil, "", false, false
+		live.start, live.addr, live.loaded, live.started, live.url, live.loopback = nil, "", false, false, "", false
 		live.mu.Unlock()
 	}
 	reset()
@@ -29,9 +29,12 @@ type recorder struct {
 	err   error
 }
 
-func (r *recorder) start(addr string) error {
+func (r *recorder) start(addr string) (string, bool, error) {
 	r.addrs = append(r.addrs, addr)
-	return r.err
+	if r.err != nil {
+		return "", false, r.err
+	}
+	return "http://" + addr + "/debug/meter/", strings.HasPrefix(addr, "127."), nil
 }
 
 // The page starts once, whichever of the hook and the configuration comes
@@ -122,7 +125,7 @@ func TestLiveStartsOnceUnderRace(t *testing.T) {
 	resetLive(t)
 	var mu sync.Mutex
 	calls := 0
-	start := func(string) error { mu.Lock(); calls++; mu.Unlock(); return nil }
+	start := func(string) (string, bool, error) { mu.Lock(); calls++; mu.Unlock(); return "", true, nil }
 	var wg sync.WaitGroup
 	for i := 0; i < 64; i++ {
 		wg.Add(2)

@@ -20,9 +20,10 @@ var (
 // Main is called by generated code at the start of func main, after every
 // package's init. It starts what only a running program needs, not a test
 // binary: the handling of SIGTERM and SIGINT (see Notify), and one line on
-// standard error saying what is metered and where the model goes, when an
-// export is configured (silent otherwise), and one line when METER_HTTP
-// asks for the live page and the program does not link it.
+// standard error saying what is metered, where the model goes and where
+// the live page is, when an export or the page is configured (silent
+// otherwise), and one line when METER_HTTP asks for the live page and the
+// program does not link it.
 func Main() {
 	mainOnce.Do(func() {
 		setupOnce.Do(setup)
@@ -33,31 +34,48 @@ func Main() {
 	})
 }
 
-// announce writes the start-up line.
+// announce writes the start-up line: what is metered, where the model
+// goes (only the files that can be written: an unwritable path was
+// reported when the exports started), and where the live page is.
 func announce() {
 	var to []string
-	if config.ExportCSV != "" {
-		to = append(to, "model to "+config.ExportCSV)
+	csv, pprof := config.ExportCSV, config.ExportPprof
+	if exports != nil {
+		csv, pprof = exports.Files()
 	}
-	if config.ExportPprof != "" {
-		to = append(to, "profile to "+config.ExportPprof)
+	if csv != "" {
+		to = append(to, "model to "+csv)
+	}
+	if pprof != "" {
+		to = append(to, "profile to "+pprof)
 	}
 	if config.ExportOTLP {
 		to = append(to, "traces and model over OTLP")
 	}
-	if len(to) == 0 || !config.Enabled {
+	var parts []string
+	if len(to) > 0 {
+		when := "at exit"
+		if config.ExportInterval > 0 {
+			when = fmt.Sprintf("every %v and at exit", config.ExportInterval)
+		}
+		parts = append(parts, strings.Join(to, ", ")+" "+when)
+	}
+	page := livePage() // live.go
+	if page == "" && (len(parts) == 0 || !config.Enabled) {
 		return
 	}
-	when := "at exit"
-	if config.ExportInterval > 0 {
-		when = fmt.Sprintf("every %v and at exit", config.ExportInterval)
+	if page != "" {
+		parts = append(parts, page)
 	}
 	chain := strings.Join(meter.Settings(), " ")
-	if chain == "" {
+	switch {
+	case !config.Enabled:
+		chain = "METER_ENABLED=false: nothing is metered"
+	case chain == "":
 		chain = "no extensions: every firing metered"
 	}
 	fmt.Fprintf(stderr, "meter: %s in %s, %s; %s\n",
-		plural(len(meter.Probes()), "probe"), plural(int(packages.Load()), "package"), chain, strings.Join(to, ", ")+" "+when)
+		plural(len(meter.Probes()), "probe"), plural(int(packages.Load()), "package"), chain, strings.Join(parts, "; "))
 }
 
 // plural writes n things.

@@ -66,12 +66,18 @@ func BenchmarkWriteHTML(b *testing.B) {
 	}
 }
 
+// BenchmarkCompare compares five runs against five, of 2000 probes each.
 func BenchmarkCompare(b *testing.B) {
-	old, _ := bigModel(2000)
-	cur, _ := bigModel(2000)
+	var old, cur Runs
+	for range 5 {
+		m, _ := bigModel(2000)
+		old.Models = append(old.Models, m)
+		m, _ = bigModel(2000)
+		cur.Models = append(cur.Models, m)
+	}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if err := Compare(io.Discard, old, cur); err != nil {
+		if err := Compare(io.Discard, &old, &cur, CompareOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

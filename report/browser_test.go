@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"html"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,7 +93,7 @@ func TestBrowser(t *testing.T) {
 	if got := order(dom); !reflect.DeepEqual(got, model) {
 		t.Fatalf("rows %q, want the model's order %q", got, model)
 	}
-	if !strings.Contains(dom, `<dl id="legend">`) || !strings.Contains(dom, "<dt>count</dt><dd>metered firings") {
+	if !strings.Contains(dom, `<dl id="legend">`) || !strings.Contains(dom, "<dt>count</dt><dd>calls: every call is counted") {
 		t.Fatal("no legend in the rendered page")
 	}
 	// The flame graph: all, a.main, a.work, a.leaf, a.inl and the
@@ -160,4 +161,69 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("%s: the header does not show the order", tc.hash)
 		}
 	}
+}
+
+// screenshotSize is the window the screenshot is taken in: wide enough for
+// the table's columns, tall enough for the headline, the legend and the
+// first rows.
+const screenshotWidth, screenshotHeight = 1280, 1400
+
+// TestBrowserScreenshot has headless chromium draw a page to a PNG and
+// checks the picture. REPORT_SCREENSHOT=file.png keeps it there, drawn
+// from the model REPORT_SCREENSHOT_MODEL names (with its sidecars and
+// profile) when set: report/screenshot.sh writes docs/report.png so.
+func TestBrowserScreenshot(t *testing.T) {
+	bin := chromium(t)
+	m := pageModel(t)
+	if src := os.Getenv("REPORT_SCREENSHOT_MODEL"); src != "" {
+		var err error
+		if m, err = Load(src, ""); err != nil {
+			t.Fatal(err)
+		}
+		m.Name = filepath.Base(src) // not the path of the machine it was taken on
+	}
+	out := os.Getenv("REPORT_SCREENSHOT")
+	if out == "" {
+		out = filepath.Join(t.TempDir(), "report.png")
+	} else if !filepath.IsAbs(out) {
+		t.Fatalf("REPORT_SCREENSHOT=%s: give an absolute path (the test runs in the package's directory)", out)
+	}
+	page := filepath.Join(t.TempDir(), "model.html")
+	f, err := os.Create(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(f, m); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a bound on a browser that hangs
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+		"--force-device-scale-factor=1", "--user-data-dir="+t.TempDir(),
+		"--window-size="+strconv.Itoa(screenshotWidth)+","+strconv.Itoa(screenshotHeight),
+		"--screenshot="+out, "file://"+page)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, b)
+	}
+	pf, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	cfg, err := png.DecodeConfig(pf)
+	if err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	if cfg.Width != screenshotWidth || cfg.Height != screenshotHeight {
+		t.Fatalf("%s is %dx%d, want %dx%d", out, cfg.Width, cfg.Height, screenshotWidth, screenshotHeight)
+	}
+	fi, _ := pf.Stat()
+	// A page drawn blank (a script that failed, fonts missing) compresses
+	// to almost nothing; a picture for the documentation stays small.
+	if fi.Size() < 20<<10 || fi.Size() > 300<<10 {
+		t.Fatalf("%s is %d bytes: want 20 KiB to 300 KiB", out, fi.Size())
+	}
+	t.Logf("%s: %dx%d, %d KiB", out, cfg.Width, cfg.Height, fi.Size()>>10)
 }

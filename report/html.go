@@ -118,7 +118,7 @@ func writeHeader(b *strings.Builder, m *Model) {
 // sortedKeys orders the labels as the legend does, unknown ones after
 // the known ones, and no label last.
 func sortedKeys(m map[string]int) []string {
-	rank := map[string]int{LabelHotspot: 0, LabelDisabled: 1, LabelBudget: 2, LabelSampled: 3, "": 5}
+	rank := map[string]int{LabelHotspot: 0, LabelSampled: 1, LabelTraced: 2, LabelUntimed: 3, LabelDisabled: 4, LabelBudget: 5, "": 7}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -126,11 +126,11 @@ func sortedKeys(m map[string]int) []string {
 	sort.Slice(keys, func(i, j int) bool {
 		ri, ok := rank[keys[i]]
 		if !ok {
-			ri = 4
+			ri = 6
 		}
 		rj, ok := rank[keys[j]]
 		if !ok {
-			rj = 4
+			rj = 6
 		}
 		if ri != rj {
 			return ri < rj
@@ -138,57 +138,6 @@ func sortedKeys(m map[string]int) []string {
 		return keys[i] < keys[j]
 	})
 	return keys
-}
-
-// Coverage is the share of the program's time the model covers: the
-// inclusive times of the entry probes' metered firings, summed, against
-// the process's wall and CPU time.
-type Coverage struct {
-	Roots    []string // entry probes that are in the model
-	FromPath bool     // the roots are those of the traced call paths, not marked entries
-	Covered  int64    // ns: their inclusive totals, summed
-	Partial  []Row    // roots whose figures are partial (disabled, budget) or estimates (sampled)
-	Largest  *Row     // with no roots known: the row with the largest inclusive total, a lower bound
-	Wall     time.Duration
-	CPU      time.Duration
-}
-
-// Coverage works out how much of the program's time the model covers.
-// Entry probes are those in m.Roots (probe.Roots marks them; the .meta
-// key roots names them), else the roots of the traced call paths in the
-// profile. With neither, Largest is the best the model can say.
-func (m *Model) Coverage() Coverage {
-	c := Coverage{Wall: m.Wall, CPU: m.CPU}
-	byName := make(map[string]*Row, len(m.Rows))
-	for i := range m.Rows {
-		byName[m.Rows[i].Probe] = &m.Rows[i]
-	}
-	roots := m.Roots
-	if len(roots) == 0 && m.Profile != nil {
-		roots = outermost(m.Profile)
-		c.FromPath = len(roots) > 0
-	}
-	seen := map[string]bool{}
-	for _, name := range roots {
-		r := byName[name]
-		if r == nil || seen[name] {
-			continue
-		}
-		seen[name] = true
-		c.Roots = append(c.Roots, name)
-		c.Covered += r.Total
-		if r.Label == LabelDisabled || r.Label == LabelBudget || r.Label == LabelSampled {
-			c.Partial = append(c.Partial, *r)
-		}
-	}
-	if len(c.Roots) == 0 {
-		for i := range m.Rows {
-			if c.Largest == nil || m.Rows[i].Total > c.Largest.Total {
-				c.Largest = &m.Rows[i]
-			}
-		}
-	}
-	return c
 }
 
 // percent prints part/whole with one decimal, or two significant digits
@@ -206,94 +155,195 @@ func writeCoverage(b *strings.Builder, m *Model) {
 	c := m.Coverage()
 	b.WriteString("<section id=\"coverage\">\n<h2>What the model covers</h2>\n")
 	dur := func(ns int64) string { return Duration(float64(ns), " ") }
-	against := func(covered int64, lead string) {
-		var parts []string
+	var ran []string
+	if c.Wall > 0 {
+		ran = append(ran, fmt.Sprintf("ran for <b id=\"wall\">%s</b> of wall time", dur(int64(c.Wall))))
+	}
+	if c.CPU > 0 {
+		ran = append(ran, fmt.Sprintf("used <b id=\"cpu\">%s</b> of CPU time (user and system)", dur(int64(c.CPU))))
+	}
+	if len(ran) > 0 {
+		fmt.Fprintf(b, "<p id=\"program\">The program %s.</p>\n", strings.Join(ran, " and "))
+	}
+	// shares sets ns against the program's times; id tells the figures apart.
+	shares := func(ns int64, id string) []string {
+		var s []string
 		if c.Wall > 0 {
-			parts = append(parts, fmt.Sprintf("<span class=\"big\" id=\"share-wall\">%s</span> of the process's wall time (%s of %s)",
-				percent(covered, c.Wall), dur(covered), dur(int64(c.Wall))))
+			s = append(s, fmt.Sprintf("<span class=\"big\" id=\"share-wall%s\">%s</span> of its wall time", id, percent(ns, c.Wall)))
 		}
 		if c.CPU > 0 {
-			parts = append(parts, fmt.Sprintf("<span class=\"big\" id=\"share-cpu\">%s</span> of its CPU time (%s)",
-				percent(covered, c.CPU), dur(int64(c.CPU))))
+			s = append(s, fmt.Sprintf("<span class=\"big\" id=\"share-cpu%s\">%s</span> of its CPU time", id, percent(ns, c.CPU)))
 		}
-		if len(parts) == 0 {
-			fmt.Fprintf(b, "<p>%s <span class=\"big\" id=\"covered\">%s</span>. The process's wall and CPU times are not known "+
-				"(the <code>.meta</code> keys <code>started</code> and <code>cpu_ns</code>), so this cannot be set against the run.</p>\n", lead, dur(covered))
-			return
-		}
-		fmt.Fprintf(b, "<p>%s: %s.</p>\n", lead, strings.Join(parts, "; "))
+		return s
 	}
-	if len(c.Roots) > 0 {
-		against(c.Covered, "Metered firings of the entry probes took")
-		from := "the functions marked as units of work (request handlers, goroutine functions)"
-		if c.FromPath {
-			from = "the outermost probes of the traced call paths, which start traces and never run inside another traced probe " +
-				"(the model does not say which probes are entries)"
+	unknown := ""
+	if len(ran) == 0 {
+		unknown = " The process's wall and CPU times are not known (the <code>.meta</code> keys <code>started</code>, " +
+			"<code>taken</code> and <code>cpu_ns</code>), so this cannot be set against the run."
+	}
+	switch {
+	case len(c.Entries) > 0 && c.Least < c.Covered:
+		fmt.Fprintf(b, "<p id=\"headline\">Its entry probes' firings took between <span class=\"big\" id=\"least\">%s</span> "+
+			"and <span class=\"big\" id=\"covered\">%s</span>", dur(c.Least), dur(c.Covered))
+		if lo, hi := shares(c.Least, "-least"), shares(c.Covered, ""); len(hi) > 0 {
+			fmt.Fprintf(b, ": from %s to %s", strings.Join(lo, " and "), strings.Join(hi, " and "))
 		}
-		entries := fmt.Sprintf("%d entry probes", len(c.Roots))
-		if len(c.Roots) == 1 {
-			entries = "entry probe"
+		fmt.Fprintf(b, ".%s</p>\n", unknown)
+		fmt.Fprintf(b, "<p class=\"note\" id=\"nesting-unknown\">Which entries run inside others is not known: there are no traced call paths. "+
+			"At least, the largest entry's firings; at most, all entries' firings summed, which is exact only if no entry runs inside another. "+
+			"Run the program with <code>METER_TRACEPOINT_ENABLED=true</code> and <code>METER_EXPORT_PPROF</code> next to the model "+
+			"(or <code>meter report -pprof</code>) to count each entry once.</p>\n")
+	case len(c.Entries) > 0:
+		fmt.Fprintf(b, "<p id=\"headline\">Its entry probes' firings, each counted once, took <span class=\"big\" id=\"covered\">%s</span>", dur(c.Covered))
+		if s := shares(c.Covered, ""); len(s) > 0 {
+			fmt.Fprintf(b, ": %s", strings.Join(s, "; "))
 		}
-		fmt.Fprintf(b, "<p class=\"note\">How this is measured: the inclusive times of the metered firings of the %s, %s, are summed "+
-			"and set against the process's wall time from its start to when the model was taken, and against its CPU time (user and system). "+
-			"Inclusive time counts waiting as well as running, and entries running on several goroutines add up, so the share can pass 100%%: "+
-			"250%% of wall time means two and a half entries running at once on average. Entries are taken not to run inside one another.</p>\n",
-			entries, from)
-		b.WriteString("<p class=\"note\" id=\"roots\">Entry probes: ")
-		listed(b, c.Roots, func(r string) string { return "<code>" + esc(r) + "</code>" })
-		b.WriteString(".</p>\n")
-		if len(c.Partial) > 0 {
-			b.WriteString("<p class=\"note\" id=\"partial-roots\">The share is a lower bound. ")
-			for _, l := range []string{LabelDisabled, LabelBudget, LabelSampled} {
-				var names []string
-				for _, r := range c.Partial {
-					if r.Label == l {
-						names = append(names, r.Probe)
-					}
-				}
-				if len(names) == 0 {
-					continue
-				}
-				fmt.Fprintf(b, "%s (%s): ", strings.ToUpper(labelShort(l)[:1])+labelShort(l)[1:], l)
-				listed(b, names, func(r string) string { return "<code>" + esc(r) + "</code>" })
-				b.WriteString(". ")
-			}
-			b.WriteString("</p>\n")
+		fmt.Fprintf(b, ".%s</p>\n", unknown)
+	case c.Largest != nil:
+		fmt.Fprintf(b, "<p id=\"headline\">At least <span class=\"big\" id=\"covered\">%s</span>, the largest inclusive total (<code>%s</code>)",
+			dur(c.Largest.Total), esc(c.Largest.Probe))
+		if s := shares(c.Largest.Total, ""); len(s) > 0 {
+			fmt.Fprintf(b, ": %s", strings.Join(s, "; "))
 		}
-	} else if c.Largest != nil {
-		against(c.Largest.Total, fmt.Sprintf("At least, from the largest inclusive total (<code>%s</code>)", esc(c.Largest.Probe)))
+		fmt.Fprintf(b, ".%s</p>\n", unknown)
 		b.WriteString("<p class=\"note\">Which probes are entries (units of work) is not known: the <code>.meta</code> file has no " +
 			"<code>roots</code> key and there are no traced call paths. The largest inclusive total is a lower bound of the time the model covers.</p>\n")
-	} else {
-		b.WriteString("<p>The model is empty: no probe was metered.</p>\n")
+		b.WriteString("</section>\n")
+		return
+	default:
+		b.WriteString("<p id=\"headline\">The model is empty: no probe was metered.</p>\n</section>\n")
+		return
 	}
+
+	from := "the functions marked as units of work (request handlers, goroutine functions)"
+	if c.FromPath {
+		from = "the probes that start traced call paths (the model does not say which probes are entries)"
+	}
+	nesting := "Which firings run inside another entry comes from the traced call paths: a trace shows every entry that runs " +
+		"beneath its root, and the traces an entry starts are a sample of its firings, so the calls nested in it are estimated " +
+		"from them (exactly, where entries nest the same way every time). "
+	if !c.Nesting {
+		nesting = ""
+	}
+	fmt.Fprintf(b, "<p class=\"note\">How this is measured: the entry probes are %s. The inclusive times of their firings are summed, "+
+		"each firing only where no other entry is open beneath it on its goroutine, so that a request is counted once "+
+		"however many entries (router, middleware, handler) it passes through. %s"+
+		"Inclusive time counts waiting as well as running, and entries on several goroutines add up, so the share of wall time "+
+		"can pass 100%%: 250%% means two and a half units of work running at once on average. The share of CPU time sets "+
+		"the same time against the CPU time, user and system, that the process used.</p>\n", from, nesting)
+	writeEntries(b, c)
 	b.WriteString("</section>\n")
 }
 
-// outermost returns the probes that start traced call paths and never
-// run inside another traced probe. A trace may start at any probe (the
-// tracepoint samples each one), so the roots of the paths alone would
-// count nested time again and again.
-func outermost(p *Profile) []string {
-	f, _ := p.Flame()
-	nested := map[string]bool{}
-	var walk func(n *FlameNode)
-	walk = func(n *FlameNode) {
-		for _, c := range n.Children {
-			nested[c.Name] = true
-			walk(c)
+// writeEntries lists the entries by how much of them the coverage counts,
+// and those whose figures make it a bound or an estimate.
+func writeEntries(b *strings.Builder, c Coverage) {
+	code := func(name string) string { return "<code>" + esc(name) + "</code>" }
+	inside := func(e Entry) string { return strings.Join(mapNames(e.Inside, code), ", ") }
+	var whole, part, nested, untraced []string
+	for _, e := range c.Entries {
+		switch {
+		case e.Outer == 0:
+			nested = append(nested, fmt.Sprintf("%s (inside %s)", code(e.Probe), inside(e)))
+		case e.Outer < 1:
+			part = append(part, fmt.Sprintf("%s (%s; otherwise inside %s)", code(e.Probe), esc(percentOf(e.Outer)), inside(e)))
+		case c.Nesting && !e.Traced:
+			untraced = append(untraced, code(e.Probe))
+		default:
+			whole = append(whole, code(e.Probe))
 		}
 	}
-	for _, c := range f.Children {
-		walk(c)
+	b.WriteString("<p class=\"note\" id=\"roots\">")
+	sep, lead := "", "Entry probes counted whole: "
+	if !c.Nesting {
+		lead = "Entry probes: "
 	}
-	var roots []string
-	for _, c := range f.Children {
-		if !nested[c.Name] {
-			roots = append(roots, c.Name)
+	for _, group := range []struct {
+		lead  string
+		items []string
+	}{
+		{lead, whole},
+		{"Counted for the share of their calls that run inside no other entry: ", part},
+		{"Not counted, as they run inside other entries: ", nested},
+		{"Counted whole, though in no traced call path (whether they run inside another entry is not known): ", untraced},
+	} {
+		if len(group.items) == 0 {
+			continue
+		}
+		b.WriteString(sep + group.lead)
+		listed(b, group.items, func(s string) string { return s })
+		b.WriteString(".")
+		sep = " "
+	}
+	b.WriteString("</p>\n")
+
+	// Entries that count, whose figures are partial or estimates.
+	bound := map[string]string{
+		LabelDisabled: "only the calls before hotspot switched them off",
+		LabelBudget:   "only the calls before budget stopped metering them",
+		LabelUntimed:  "no times of their own: their calls are too short to time",
+	}
+	estimate := map[string]string{
+		LabelSampled: "times estimated from a sample of their calls",
+		LabelTraced:  "times from traced calls only",
+	}
+	for _, group := range []struct {
+		id, lead string
+		why      map[string]string
+		labels   []string
+	}{
+		{"partial-roots", "The figure is a lower bound.", bound, []string{LabelDisabled, LabelBudget, LabelUntimed}},
+		{"estimated-roots", "The figure holds estimates.", estimate, []string{LabelSampled, LabelTraced}},
+	} {
+		var text []string
+		for _, l := range group.labels {
+			var ns []string
+			for _, e := range c.Entries {
+				if e.Label == l && e.Outer > 0 {
+					ns = append(ns, e.Probe)
+				}
+			}
+			if len(ns) == 0 {
+				continue
+			}
+			var s strings.Builder
+			fmt.Fprintf(&s, "%s (%s): ", capitalize(group.why[l]), l)
+			listed(&s, ns, code)
+			text = append(text, s.String()+".")
+		}
+		if len(text) > 0 {
+			fmt.Fprintf(b, "<p class=\"note\" id=\"%s\">%s %s</p>\n", group.id, group.lead, strings.Join(text, " "))
 		}
 	}
-	return roots
+}
+
+func mapNames(names []string, f func(string) string) []string {
+	var s []string
+	for _, n := range names {
+		s = append(s, f(n))
+	}
+	return s
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// percentOf prints a share in [0, 1] as a percentage, at least "<1%" and
+// at most ">99%" short of the ends, so that a share near one end does not
+// read as the end itself.
+func percentOf(share float64) string {
+	p := 100 * share
+	switch {
+	case p > 0 && p < 1:
+		return "<1%"
+	case p > 99 && p < 100:
+		return ">99%"
+	}
+	return strconv.FormatFloat(math.Round(p), 'f', 0, 64) + "%"
 }
 
 // listed writes up to listMax names as code, and how many more there are.
@@ -313,17 +363,6 @@ func listed(b *strings.Builder, names []string, each func(name string) string) {
 // listMax bounds the names a paragraph lists: a program may have hundreds
 // of entries; the table has them all.
 const listMax = 8
-
-// labelShort says what a partial root's total holds.
-func labelShort(label string) string {
-	switch label {
-	case LabelSampled:
-		return "estimates, from 1 in N firings"
-	case LabelBudget:
-		return "only the firings metered before budget stopped them"
-	}
-	return "only the firings metered before hotspot switched them off"
-}
 
 func writeTable(b *strings.Builder, m *Model) {
 	b.WriteString("<section id=\"model\">\n<h2>Model</h2>\n")
@@ -364,15 +403,7 @@ func writeRow(b *strings.Builder, m *Model, r Row, scale int64) {
 	fmt.Fprintf(b, "<td class=\"probe\" data-v=\"%s\">%s</td>", esc(r.Probe), name)
 	est := r.Label == LabelSampled
 	spread, hasSpread := m.Spreads[r.Probe]
-	if est {
-		title := "an estimate"
-		if hasSpread && spread.Metered > 0 {
-			title += fmt.Sprintf(", from %s metered", Count(spread.Metered))
-		}
-		fmt.Fprintf(b, "<td class=\"n est\" data-v=\"%d\" title=\"%s\">%s</td>", r.Count, title, Count(r.Count))
-	} else {
-		fmt.Fprintf(b, "<td class=\"n\" data-v=\"%d\">%s</td>", r.Count, Count(r.Count))
-	}
+	fmt.Fprintf(b, "<td class=\"n\" data-v=\"%d\">%s</td>", r.Count, Count(r.Count))
 	for i, v := range []int64{r.Total, r.Avg, r.InherentTotal, r.InherentAvg, r.Min, r.Max} {
 		title := strconv.FormatInt(v, 10) + " ns"
 		if hasSpread && (i == 1 || i == 3) {
@@ -383,13 +414,19 @@ func writeRow(b *strings.Builder, m *Model, r Row, scale int64) {
 			title += ", standard deviation " + Duration(sd, " ")
 		}
 		cls := "n"
-		if est && (i == 0 || i == 2) {
+		if est && i < 4 {
 			cls += " est"
 			title += ", an estimate"
+			if hasSpread && spread.Metered > 0 {
+				title += fmt.Sprintf(" from %s timed calls", Count(spread.Metered))
+			}
 		}
 		text := Duration(float64(v), " ")
-		if r.Count == 0 {
-			text, title = "–", "no metered firing"
+		switch {
+		case r.Label == LabelUntimed:
+			cls, text, title = "n", "–", "untimed: counted, too short to time; its time is in its callers' inherent time"
+		case r.Count == 0:
+			cls, text, title = "n", "–", "no call"
 		}
 		fmt.Fprintf(b, "<td class=\"%s\" data-v=\"%d\" title=\"%s\">%s</td>", cls, v, title, text)
 	}
@@ -434,9 +471,13 @@ func labelWhy(label string) string {
 	case LabelDisabled:
 		return "figures until switched off"
 	case LabelBudget:
-		return "never affordable; not metered"
+		return "figures until budget stopped it"
 	case LabelSampled:
-		return "count and totals estimated"
+		return "times estimated; count exact"
+	case LabelUntimed:
+		return "count only; no times of its own"
+	case LabelTraced:
+		return "times from traces; count exact"
 	}
 	return ""
 }
@@ -475,23 +516,30 @@ func writeLegend(b *strings.Builder, m *Model) {
 	b.WriteString("<dl id=\"legend\">\n")
 	items := [][2]string{
 		{"probe", "the function, named as the Go toolchain names it in stack traces"},
-		{"count", "metered firings: calls that were measured. The chain leaves most calls unmeasured, so this is not the number of calls"},
-		{"total, avg", "inclusive time of the metered firings, from entry to return, summed and per firing"},
-		{"inherent total, avg", "self time: inclusive time minus the inclusive time of the metered firings nested directly in it. " +
-			"Time in callees that were not metered stays in the caller's inherent time"},
-		{"min, max", "the shortest and the longest inclusive time of one metered firing"},
+		{"count", "calls: every call is counted, exactly, whether or not it was timed. A disabled or budget row's count " +
+			"stops where it was switched off"},
+		{"total, avg", "inclusive time, from entry to return, summed over the calls and per call"},
+		{"inherent total, avg", "self time: inclusive time minus that of the timed callees nested directly in it. " +
+			"Time in callees that are uninstrumented, inlined, untimed or disabled stays in the caller's inherent time, " +
+			"as a CPU profile charges the innermost timed frame"},
+		{"min, max", "the shortest and the longest inclusive time of one timed call"},
 		{"bars", "<span class=\"key incl\"></span> inclusive total and <span class=\"key inh\"></span> inherent total, " +
 			"to the scale of the largest total in the model"},
-		{"<span class=\"label label-hotspot\">hotspot</span>", hot + "; it is still metered"},
+		{"no label", "timed at every call"},
+		{"<span class=\"label label-hotspot\">hotspot</span>", hot + "; timed at every call"},
+		{"<span class=\"label label-sampled\">sampled</span>", "its times, marked ≈, are estimated from a random sample of its calls; " +
+			"its count is exact, and its min and max are those of the sampled calls"},
+		{"<span class=\"label label-untimed\">untimed</span>", "counted exactly, but its calls are too short for the clock to time: " +
+			"it has no times of its own (shown –), and its time is in its callers' inherent time"},
+		{"<span class=\"label label-traced\">traced</span>", "timed only inside traces (tracepoint on): its times come from " +
+			"its traced calls, and its count is exact"},
 		{"<span class=\"label label-disabled\">disabled</span>", "hotspot switched it off: its calls were too short to matter. " +
-			"Its figures cover only its metered firings, before it was switched off; later calls are not in them"},
+			"Its count and times cover its calls up to then; later calls are in neither"},
 		{"<span class=\"label label-budget\">budget</span>", "it can never afford its own measurement (its typical time, at the budget's " +
-			"percentage, buys less than one unit), so budget stopped metering it; its figures cover the firings before that"},
-		{"<span class=\"label label-sampled\">sampled</span>", "1 in N of its firings is metered; its count and totals, marked ≈, are estimates " +
-			"from the counted firings, and its averages, min and max those of the metered ones"},
-		{"no label", "metered, without a finding"},
+			"percentage, buys less than one unit), so budget stopped metering it; its count and times cover its calls up to then"},
 	}
-	known := map[string]bool{"": true, LabelHotspot: true, LabelDisabled: true, LabelBudget: true, LabelSampled: true}
+	known := map[string]bool{"": true, LabelHotspot: true, LabelDisabled: true, LabelBudget: true, LabelSampled: true,
+		LabelUntimed: true, LabelTraced: true}
 	for _, r := range m.Rows {
 		if !known[r.Label] {
 			known[r.Label] = true

@@ -25,6 +25,7 @@ func pageModel(t *testing.T) *Model {
 			{"example.com/app.small", 1000, 900_000, 900, 900_000, 900, 100, 5_000, "disabled"},
 			{"example.com/app.sampled", 10, 50_000, 5_000, 20_000, 2_000, 4_000, 6_000, "sampled"},
 			{"example.com/app.tiny", 0, 0, 0, 0, 0, 0, 0, "budget"},
+			{"example.com/app.quick", 250_000, 0, 0, 0, 0, 0, 0, "untimed"},
 		},
 		Meta: []Field{
 			{Key: "taken", Value: "2026-11-23T10:00:02Z"},
@@ -125,13 +126,16 @@ func TestPageLegendAndLabels(t *testing.T) {
 	page := render(t, pageModel(t))
 	legend := page[strings.Index(page, `<dl id="legend">`):strings.Index(page, "</dl>")]
 	for _, want := range []string{
-		"<dt>count</dt><dd>metered firings",
+		"<dt>count</dt><dd>calls: every call is counted, exactly, whether or not it was timed",
 		"<dt>total, avg</dt><dd>inclusive time",
-		"<dt>inherent total, avg</dt><dd>self time: inclusive time minus the inclusive time of the metered firings nested directly in it",
+		"<dt>inherent total, avg</dt><dd>self time: inclusive time minus that of the timed callees nested directly in it",
+		"uninstrumented, inlined, untimed or disabled stays in the caller's inherent time",
 		"mean inclusive time at or above 10.0 µs and mean inherent time at or above 2.00 µs", // the chain's thresholds
-		"hotspot switched it off", "only its metered firings, before it was switched off",
+		"hotspot switched it off", "Its count and times cover its calls up to then",
 		"can never afford its own measurement",
-		"1 in N of its firings is metered; its count and totals, marked ≈, are estimates",
+		"its times, marked ≈, are estimated from a random sample of its calls; its count is exact",
+		`<span class="label label-untimed">untimed</span></dt><dd>counted exactly, but its calls are too short for the clock to time: it has no times of its own (shown –)`,
+		`<span class="label label-traced">traced</span></dt><dd>timed only inside traces`,
 		`<span class="label">frozen</span></dt><dd>a label this page does not know`,
 	} {
 		if !strings.Contains(legend, want) {
@@ -149,9 +153,15 @@ func TestPageLegendAndLabels(t *testing.T) {
 	if r := row("example.com/app.small"); !strings.HasPrefix(r, `<tr class="partial" data-label="disabled">`) || !strings.Contains(r, "figures until switched off") {
 		t.Errorf("disabled row: %s", r)
 	}
-	if r := row("example.com/app.sampled"); strings.Count(r, `class="n est"`) != 3 || !strings.Contains(r, "count and totals estimated") ||
-		!strings.Contains(r, `<td class="n est" data-v="10" title="an estimate, from 3 metered">10</td>`) {
+	if r := row("example.com/app.sampled"); strings.Count(r, `class="n est"`) != 4 || !strings.Contains(r, "times estimated; count exact") ||
+		!strings.Contains(r, `<td class="n" data-v="10">10</td>`) ||
+		!strings.Contains(r, `<td class="n est" data-v="50000" title="50000 ns, an estimate from 3 timed calls">50.0 µs</td>`) {
 		t.Errorf("sampled row: %s", r)
+	}
+	// An untimed row shows its count, and no time as 0 ns.
+	if r := row("example.com/app.quick"); strings.Count(r, ">–</td>") != 6 || strings.Contains(r, "0 ns<") ||
+		!strings.Contains(r, `<td class="n" data-v="250000">250,000</td>`) || !strings.Contains(r, "count only; no times of its own") {
+		t.Errorf("untimed row: %s", r)
 	}
 	if r := row("example.com/app.tiny"); strings.Count(r, ">–</td>") != 6 || !strings.Contains(r, `data-label="budget"`) {
 		t.Errorf("budget row with no metered firing: %s", r)
@@ -179,9 +189,10 @@ func TestPageCoverage(t *testing.T) {
 	m := pageModel(t)
 	page := render(t, m)
 	for _, want := range []string{
-		`<span class="big" id="share-wall">50.0%</span> of the process's wall time (1.00 s of 2.00 s)`,
-		`<span class="big" id="share-cpu">100.0%</span> of its CPU time (1.00 s)`,
-		"Entry probes: <code>a.main</code>.",
+		`<p id="program">The program ran for <b id="wall">2.00 s</b> of wall time and used <b id="cpu">1.00 s</b> of CPU time (user and system).</p>`,
+		`<p id="headline">Its entry probes' firings, each counted once, took <span class="big" id="covered">1.00 s</span>: ` +
+			`<span class="big" id="share-wall">50.0%</span> of its wall time; <span class="big" id="share-cpu">100.0%</span> of its CPU time.</p>`,
+		"Entry probes counted whole: <code>a.main</code>.",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("coverage lacks %q", want)
@@ -197,7 +208,8 @@ func TestPageCoverage(t *testing.T) {
 	// No process times: the covered time alone, and why.
 	m.Wall, m.CPU = 0, 0
 	page = render(t, m)
-	if !strings.Contains(page, `<span class="big" id="covered">1.00 s</span>. The process's wall and CPU times are not known`) {
+	if !strings.Contains(page, `took <span class="big" id="covered">1.00 s</span>. The process's wall and CPU times are not known`) ||
+		strings.Contains(page, `id="program"`) {
 		t.Error("coverage without process times")
 	}
 }
@@ -207,13 +219,17 @@ func TestCoverage(t *testing.T) {
 	m.Rows = append(m.Rows, Row{Probe: "a.worker", Count: 5, Total: 700, Label: "disabled"})
 	m.Roots = []string{"a.main", "a.worker", "a.never_metered", "a.main"}
 	c := m.Coverage()
-	if fmt.Sprint(c.Roots) != "[a.main a.worker]" || c.Covered != 1_000_000_700 || c.FromPath || c.Largest != nil ||
-		len(c.Partial) != 1 || c.Partial[0].Probe != "a.worker" {
+	if len(c.Entries) != 2 || c.Entries[0].Probe != "a.main" || c.Entries[1].Probe != "a.worker" || c.Covered != 1_000_000_700 ||
+		c.FromPath || c.Largest != nil || !c.Nesting || c.Entries[1].Traced {
 		t.Fatalf("marked roots: %+v", c)
 	}
-	if page := render(t, m); !strings.Contains(page, `<p class="note" id="partial-roots">The share is a lower bound. `+
-		`Only the firings metered before hotspot switched them off (disabled): <code>a.worker</code>. </p>`) {
+	page := render(t, m)
+	if !strings.Contains(page, `<p class="note" id="partial-roots">The figure is a lower bound. `+
+		`Only the calls before hotspot switched them off (disabled): <code>a.worker</code>.</p>`) {
 		t.Error("a disabled root is not called out")
+	}
+	if !strings.Contains(page, "Counted whole, though in no traced call path (whether they run inside another entry is not known): <code>a.worker</code>.") {
+		t.Error("an entry in no traced path is not called out")
 	}
 	// Long lists are cut, the count of the rest given.
 	m.Roots = nil
@@ -222,29 +238,32 @@ func TestCoverage(t *testing.T) {
 		m.Rows = append(m.Rows, Row{Probe: name, Count: 1, Total: 10})
 		m.Roots = append(m.Roots, name)
 	}
-	if page := render(t, m); !strings.Contains(page, "<code>a.entry7</code> and 4 more.</p>") || strings.Contains(page, "<code>a.entry8</code>") {
+	if page := render(t, m); !strings.Contains(page, "<code>a.entry7</code> and 4 more.") || strings.Contains(page, "<code>a.entry8</code>") {
 		t.Error("a long list of entries is not cut")
 	}
 
-	// No marked roots: the outermost probes of the traced paths (a.main
-	// and an unsymbolized frame, which is not in the model). a.work starts
-	// a trace of its own too, but runs inside a.main elsewhere: counting it
-	// would count its time twice.
+	// No marked roots: the probes that start traced paths (a.main, and
+	// a.work, which starts one trace of its own: 50 ns of 500 inside
+	// a.main once, of its 1 count in a.main's trace). a.work runs inside
+	// a.main in a.main's traces, so it is not counted again. The
+	// unsymbolized frame is not in the model.
 	m.Roots = nil
-	m.Profile.Samples = append(m.Profile.Samples, Sample{Stack: []string{"a.leaf", "a.work"}, Values: []int64{1, 50, 50},
+	m.Rows = append(m.Rows, Row{Probe: "a.work", Count: 2, Total: 550})
+	m.Profile.Samples = append(m.Profile.Samples, Sample{Stack: []string{"a.work"}, Values: []int64{1, 50, 50},
 		Labels: map[string][]string{"source": {"trace"}}})
 	c = m.Coverage()
-	if fmt.Sprint(c.Roots) != "[a.main]" || !c.FromPath || c.Covered != 1_000_000_000 {
+	if len(c.Entries) != 2 || !c.FromPath || !c.Nesting || c.Covered != 1_000_000_000 || c.Entries[1].Probe != "a.work" ||
+		c.Entries[1].Outer != 0 || fmt.Sprint(c.Entries[1].Inside) != "[a.main]" {
 		t.Fatalf("roots from paths: %+v", c)
 	}
 
 	// Neither: the largest inclusive total, as a lower bound.
 	m.Profile = nil
 	c = m.Coverage()
-	if len(c.Roots) != 0 || c.Largest == nil || c.Largest.Probe != "a.main" {
+	if len(c.Entries) != 0 || c.Largest == nil || c.Largest.Probe != "a.main" {
 		t.Fatalf("no roots: %+v", c)
 	}
-	if page := render(t, m); !strings.Contains(page, `At least, from the largest inclusive total (<code>a.main</code>): <span class="big" id="share-wall">50.0%</span>`) ||
+	if page := render(t, m); !strings.Contains(page, `At least <span class="big" id="covered">1.00 s</span>, the largest inclusive total (<code>a.main</code>): <span class="big" id="share-wall">50.0%</span>`) ||
 		!strings.Contains(page, "Which probes are entries (units of work) is not known") {
 		t.Error("coverage without roots")
 	}
@@ -301,7 +320,7 @@ func TestPageMeta(t *testing.T) {
 		`<tr data-key="extensions"><td>extensions</td><td><ul><li><b>hotspot</b> <span class="mono">threshold=10000ns inherent=2000ns initial=1000</span></li><li><b>budget</b>`,
 		`<tr data-key="from_the_future"><td>from_the_future</td><td><span class="mono">&lt;b&gt;42&lt;/b&gt;</span></td><td class="what"></td></tr>`,
 		`<td class="what">probes registered in the program`,
-		`<p class="sub" id="summary">6 probes in the model: 1 hotspot, 1 disabled, 1 budget, 1 sampled, 1 frozen, 1 unlabelled; 17 registered</p>`,
+		`<p class="sub" id="summary">7 probes in the model: 1 hotspot, 1 sampled, 1 untimed, 1 disabled, 1 budget, 1 frozen, 1 unlabelled; 17 registered</p>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)

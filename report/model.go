@@ -10,12 +10,15 @@ import (
 	"time"
 )
 
-// Labels the runtime writes in the model's label column.
+// Labels the runtime writes in the model's label column. A row with no
+// label is metered at every call.
 const (
-	LabelHotspot  = "hotspot"
-	LabelDisabled = "disabled"
-	LabelBudget   = "budget"
-	LabelSampled  = "sampled"
+	LabelHotspot  = "hotspot"  // mean inclusive and inherent times at or above hotspot's thresholds
+	LabelSampled  = "sampled"  // times estimated from a sample of its calls; count exact
+	LabelUntimed  = "untimed"  // counted exactly, too short to time: no times of its own
+	LabelTraced   = "traced"   // times from traced calls only (tracepoint on); count exact
+	LabelDisabled = "disabled" // hotspot switched it off: count and times up to then
+	LabelBudget   = "budget"   // budget stopped metering it: it can never afford its own measurement
 )
 
 // Sidecar suffixes: files the runtime writes next to the model CSV.
@@ -28,10 +31,10 @@ const (
 // are nanoseconds.
 type Row struct {
 	Probe         string
-	Count         int64 // metered firings
-	Total         int64 // inclusive time of those firings
+	Count         int64 // calls (a disabled or budget row: up to where it was switched off)
+	Total         int64 // inclusive time of those calls; 0 for an untimed row
 	Avg           int64
-	InherentTotal int64 // inclusive minus the metered children's inclusive
+	InherentTotal int64 // inclusive minus the timed callees nested directly in it
 	InherentAvg   int64
 	Min           int64
 	Max           int64
@@ -193,3 +196,7 @@ func pathErr(path string, err error) error {
 	}
 	return &FileError{File: path, Err: err}
 }
+
+// Timed reports whether the row has times of its own: it is not untimed,
+// and some call of it was timed.
+func (r *Row) Timed() bool { return r.Label != LabelUntimed && r.Count > 0 }

@@ -1,7 +1,7 @@
 // Command meter shows what the runtime measured.
 //
 //	meter report model.csv [-o model.html] [-pprof model.pprof]
-//	meter compare old.csv new.csv
+//	meter compare [-test utest|welch] [-alpha 0.05] OLD NEW
 //
 // report writes the model as one self-contained HTML page: the model as a
 // sortable table with a legend, inclusive and inherent bars, the share of
@@ -13,11 +13,16 @@
 // replaced only if it is a regular file (through a symbolic link, the
 // file it points to), by renaming a complete temporary file over it.
 //
-// compare prints a table of two models, probe by probe: counts, mean
-// inclusive and mean inherent times old → new, the change in percent, and
-// Welch's t-test on each change where both models have a .stats file
-// beside them ("~" marks a change that is not significant at α = 0.05).
-// Probes that appeared or vanished are flagged.
+// compare prints a table of two sides, probe by probe: calls per run, mean
+// inclusive and mean inherent time per call, old → new, and the change in
+// percent. Each side is a model CSV, or a directory of model CSVs, one
+// per run, as benchstat takes several runs of a benchmark. With several
+// runs, each change is tested across the runs (the Mann-Whitney U test,
+// or Welch's t-test with -test welch), adjusted over the row's three
+// tests, and marked "~" when it is not significant at -alpha; significant
+// changes come first, the largest first. With one run a side there are
+// changes and no significance, and a line says so. Probes that appeared
+// or vanished are flagged.
 //
 // Errors name the file and line, "meter: model.csv:3: …", and the exit
 // status is 1; otherwise it is 0, whatever the comparison found.
@@ -40,7 +45,8 @@ import (
 
 const usage = `usage:
   meter report model.csv [-o model.html] [-pprof model.pprof]
-  meter compare old.csv new.csv
+  meter compare [-test utest|welch] [-alpha 0.05] OLD NEW
+      OLD and NEW: each a model CSV, or a directory of model CSVs, one per run
 `
 
 func main() {
@@ -136,18 +142,26 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 func compareCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("meter compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	test := fs.String("test", report.UTest, "judge changes across runs with `test`: utest (Mann-Whitney U) or welch (Welch's t-test)")
+	alpha := fs.Float64("alpha", report.Alpha, "significance `level`")
 	files, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(files) != 2 {
-		return usageError(fmt.Sprintf("compare takes two model CSVs, old and new, got %d", len(files)))
+		return usageError(fmt.Sprintf("compare takes two sides, old and new, each a model CSV or a directory of them, got %d", len(files)))
 	}
-	var models [2]*report.Model
+	if *test != report.UTest && *test != report.WelchTest {
+		return usageError(fmt.Sprintf("-test %q: want utest or welch", *test))
+	}
+	if !(*alpha > 0 && *alpha < 1) {
+		return usageError(fmt.Sprintf("-alpha %g: want a level between 0 and 1, such as 0.05", *alpha))
+	}
+	var sides [2]*report.Runs
 	for i, f := range files {
-		if models[i], err = report.LoadModel(f); err != nil {
+		if sides[i], err = report.LoadRuns(f); err != nil {
 			return err
 		}
 	}
-	return report.Compare(stdout, models[0], models[1])
+	return report.Compare(stdout, sides[0], sides[1], report.CompareOptions{Test: *test, Alpha: *alpha})
 }

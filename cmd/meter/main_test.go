@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,20 +148,14 @@ func TestCompare(t *testing.T) {
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
-	want := "probe                   count        inclusive mean   delta    inherent mean    delta    label\n" +
-		"example.com/app.handle  4 → 5        1.00ms → 800µs   -20.00%  500µs → 400µs    -20.00%  hotspot\n" +
-		"example.com/app.small   1000 → 1000  900ns → 900ns    ±0.00%   900ns → 900ns    ±0.00%   disabled\n" +
-		"geomean                              30.0µs → 26.8µs  -10.56%  21.2µs → 19.0µs  -10.56%\n" +
-		"no significance marks: " + old + ".stats and " + cur + ".stats are missing (the runtime writes each probe's spread there); changes alone\n"
+	want := "probe                   calls        delta    inclusive/call   delta    inherent/call    delta    label\n" +
+		"example.com/app.handle  4 → 5        +25.00%  1.00ms → 800µs   -20.00%  500µs → 400µs    -20.00%  hotspot\n" +
+		"example.com/app.small   1000 → 1000  ±0.00%   900ns → 900ns    ±0.00%   900ns → 900ns    ±0.00%   disabled\n" +
+		"geomean                                       30.0µs → 26.8µs  -10.56%  21.2µs → 19.0µs  -10.56%\n" +
+		"one run a side: no significance can be given, only the changes; the order is the old model's. " +
+		"Give each side a directory of models from several runs (5 or more) for p-values across runs\n"
 	if out != want {
 		t.Fatalf("got\n%s\nwant\n%s", out, want)
-	}
-
-	// With spreads on both sides, marks.
-	write(t, old+".stats", "probe,inclusive_sd_ns,inherent_sd_ns\nexample.com/app.handle,100000,50000\nexample.com/app.small,10,10\n")
-	write(t, cur+".stats", "probe,inclusive_sd_ns,inherent_sd_ns\nexample.com/app.handle,100000,50000\nexample.com/app.small,10,10\n")
-	if code, out, _ := meter("compare", old, cur); code != 0 || !strings.Contains(out, "-20.00% (p=0.") || !strings.Contains(out, "~ (p=1.000)") {
-		t.Fatalf("with spreads: exit %d\n%s", code, out)
 	}
 
 	badHeader := write(t, filepath.Join(dir, "bad.csv"), "probe,count\n")
@@ -168,11 +163,61 @@ func TestCompare(t *testing.T) {
 		"probe,count,total_ns,avg_ns,inherent_total_ns,inherent_avg_ns,min_ns,max_ns,label\n" {
 		t.Fatalf("bad header: exit %d, %q", code, errs)
 	}
-	write(t, cur+".stats", "probe,sd\n")
-	if code, _, errs := meter("compare", old, cur); code != 1 || !strings.HasPrefix(errs, "meter: "+cur+".stats:1: header") {
-		t.Fatalf("bad stats: exit %d, %q", code, errs)
+	write(t, old+".meta", "no colon here\n")
+	if code, _, errs := meter("compare", old, cur); code != 1 || !strings.HasPrefix(errs, "meter: "+old+".meta:1: ") {
+		t.Fatalf("bad .meta: exit %d, %q", code, errs)
 	}
 	if code, _, _ := meter("compare", old); code != 2 {
 		t.Fatalf("one file: exit %d", code)
+	}
+	for _, args := range [][]string{{"-test", "ttest"}, {"-alpha", "0"}, {"-alpha", "1.5"}} {
+		if code, _, errs := meter(append([]string{"compare"}, append(args, old, cur)...)...); code != 2 || !strings.Contains(errs, args[0]) {
+			t.Errorf("compare %v: exit %d, %q", args, code, errs)
+		}
+	}
+}
+
+// Directories of runs: five runs a side, one probe 25% slower in each run
+// of the new side; it is flagged, first, with its p-value (2/252: U = 0,
+// one test, as its calls never change and its inclusive time is its
+// inherent time).
+func TestCompareDirectories(t *testing.T) {
+	dir := t.TempDir()
+	sides := [2]string{filepath.Join(dir, "old"), filepath.Join(dir, "new")}
+	for s, side := range sides {
+		if err := os.Mkdir(side, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i, f := range []float64{1.00, 1.02, 0.99, 1.01, 0.98} {
+			slow := f
+			if s == 1 {
+				slow *= 1.25
+			}
+			text := fmt.Sprintf("probe,count,total_ns,avg_ns,inherent_total_ns,inherent_avg_ns,min_ns,max_ns,label\n"+
+				"example.com/app.handle,100,%d,0,%d,0,0,0,hotspot\n"+
+				"example.com/app.store,100,%d,0,%d,0,0,0,\n"+
+				"example.com/app.tick,5000,0,0,0,0,0,0,untimed\n",
+				int(100e6*f), int(50e6*f), int(20e6*slow), int(20e6*slow))
+			write(t, filepath.Join(side, fmt.Sprintf("run%d.csv", i)), text)
+		}
+	}
+	write(t, filepath.Join(sides[0], "README"), "five runs of make load")
+	code, out, errs := meter("compare", sides[0], sides[1])
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	lines := strings.Split(out, "\n")
+	if !strings.HasPrefix(lines[1], "example.com/app.store   100 → 100    ~ (p=1.000)  200µs → 250µs    +25.00% (p=0.008)  200µs → 250µs  +25.00% (p=0.008)") ||
+		!strings.Contains(out, "example.com/app.tick    5000 → 5000  ~ (p=1.000)  untimed") ||
+		!strings.Contains(out, "old: "+sides[0]+", 5 runs; new: "+sides[1]+", 5 runs\n") {
+		t.Fatalf("got\n%s", out)
+	}
+	if code, out, _ := meter("compare", "-test", "welch", sides[0], sides[1]); code != 0 || !strings.Contains(out, "+25.00% (p=0.000)") {
+		t.Fatalf("welch: exit %d\n%s", code, out)
+	}
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	if code, _, errs := meter("compare", sides[0], empty); code != 1 || errs != "meter: "+empty+": no model CSV (*.csv) in this directory\n" {
+		t.Fatalf("empty directory: exit %d, %q", code, errs)
 	}
 }
