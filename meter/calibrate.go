@@ -164,7 +164,7 @@ func calibrate() {
 
 // setUntimedLimit sets the untimed limit: hotspot's Untimed times what
 // timing a call costs (the outer overhead of a selected firing: two clock
-// reads and the engine's work), at most maxUntimed ns. Under that, a call's
+// reads and the engine's work), at most maxUntimed. Under that, a call's
 // own time would be mostly the estimate of metering it that is taken off.
 func setUntimedLimit() {
 	h := engine.hotspot
@@ -176,7 +176,7 @@ func setUntimedLimit() {
 	if engine.manual == nil {
 		cost = overhead[pathSelected].outer.Load()
 	}
-	untimedLimit.Store(min(h.Untimed*cost, maxUntimed))
+	untimedLimit.Store(min(h.Untimed*cost, maxUntimed(h)))
 }
 
 // empty is one empty firing of p: its clock difference in ns, or -1 when

@@ -89,7 +89,7 @@ func (p *Probe) end(fr Firing) int64 {
 		if pf.pool != Unlimited {
 			pf.pool -= fr.budget - fr.pool
 		}
-		if fr.how != meterSpot && !p.internal {
+		if fr.how != meterSpot {
 			chargeParent(p, fr, pf, incl)
 		}
 		g.forcing = b2u32(pf.forces > 0)
@@ -105,8 +105,12 @@ func (p *Probe) end(fr Firing) int64 {
 		p.refreshOwnMean()
 	}
 	p.noteEnded()
-	if !p.internal && (fr.how == meterSpot || engine.hotspot != nil || engine.budget != nil) {
-		judge(p, fr.how == meterSpot, incl, max(own, 0), n, t)
+	if fr.how == meterSpot || engine.hotspot != nil || engine.budget != nil {
+		// A verdict takes microseconds (decide reads every probe): that
+		// time is the engine's, not the parent's.
+		if slow := judge(p, fr.how == meterSpot, incl, max(own, 0), n, t); slow > 0 && pf != nil {
+			pf.over += slow
+		}
 	}
 	if g.trace != 0 {
 		if fr.span >= 0 {

@@ -1,6 +1,10 @@
 package meter
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/meterio/meter/extensions/hotspot"
+)
 
 // judge lets the chain see a metered firing of p that ended, with its
 // inclusive and inherent ns (the inherent time less its timed children
@@ -9,18 +13,22 @@ import "sync/atomic"
 // Everything else goes to hotspot, then budget, while p is metered at
 // every firing.
 //
+// The engine's own probes (calibrate.go) keep credits too, so that what
+// they measure is what a firing costs, and are never judged.
+//
 // Hotspot's credits follow DESIGN's rule: a hot firing adds one, any other
 // takes one away, and when the balance runs out the probe is judged on its
-// totals (decide), never on one firing.
-func judge(p *Probe, spot bool, incl, inh, n, t int64) {
+// totals (decide), never on one firing. It returns the ns a verdict took,
+// 0 when none was reached.
+func judge(p *Probe, spot bool, incl, inh, n, t int64) (slow int64) {
 	if spot {
 		if s := engine.spotcheck; s != nil && s.Reenables(incl, inh) {
 			p.Enable()
 		}
-		return
+		return 0
 	}
 	if !p.State().metered() {
-		return // sampled, or disabled since it began
+		return 0 // sampled, or disabled since it began
 	}
 	if h := engine.hotspot; h != nil {
 		if h.Hot(incl, inh) {
@@ -29,11 +37,12 @@ func judge(p *Probe, spot bool, incl, inh, n, t int64) {
 					break
 				}
 			}
-		} else if d := p.deficit.Add(1); d >= h.Initial {
+		} else if d := p.deficit.Add(1); d >= h.Initial && !p.internal {
 			if d == h.Initial || !p.deciding.Load() {
 				decide(p, t)
+				return nanos(t, now())
 			}
-			return
+			return 0
 		}
 	}
 	if b := engine.budget; b != nil && (n <= 64 || n%64 == 0) {
@@ -44,10 +53,11 @@ func judge(p *Probe, spot bool, incl, inh, n, t int64) {
 		if p.allowance.Load() != a+1 {
 			p.allowance.Store(a + 1)
 		}
-		if a < 1 {
+		if a < 1 && !p.internal {
 			p.Disable(DisabledBudget)
 		}
 	}
+	return 0
 }
 
 // decide judges p, whose credit balance ran out, on its totals, as of
@@ -59,8 +69,13 @@ func judge(p *Probe, spot bool, incl, inh, n, t int64) {
 //     balance restored, where metering costs at most hotspot's Cost of its
 //     own time, else sampled;
 //   - its own time is below the share threshold of the time it has been
-//     running (a root, the entry of a unit of work, never is): disabled;
-//   - its own time per call is below the untimed limit: untimed, counted;
+//     running (a root, the entry of a unit of work, never is): disabled.
+//     A call's own time counts as at least what a clock read inside a
+//     metered firing takes (its inner overhead): below that the clock
+//     says nothing, and a function of 2 ns called a billion times must not
+//     be disabled for reading 0;
+//   - its calls are too short to time, their inclusive time below the
+//     untimed limit (their own time the more so): untimed, counted;
 //   - metering it costs at most Cost of its own time: metered at every
 //     firing (no label);
 //   - else sampled.
@@ -91,11 +106,11 @@ func decide(p *Probe, t int64) {
 		if !engine.gated && !h.Affords(ownAvg, cost) {
 			to = Sampled
 		}
-	case !p.root.Load() && !h.Keep(ownAvg*calls, span):
+	case !p.root.Load() && !h.Keep(max(ownAvg, resolution())*calls, span):
 		to = DisabledHotspot
 	case engine.gated:
 		to = Timed
-	case ownAvg < UntimedLimit():
+	case inclAvg < UntimedLimit():
 		to = Untimed
 	case h.Affords(ownAvg, cost) || h.Sample <= 0:
 		to = Timed
@@ -117,6 +132,11 @@ func decide(p *Probe, t int64) {
 	}
 }
 
+// resolution returns the shortest own time per call the clock can tell
+// from none: the inner overhead of a metered firing, 1 ns with a manual
+// clock.
+func resolution() int64 { return max(overhead[pathMeter].inner.Load(), 1) }
+
 // untimedLimit is the own time per call under which a probe is untimed, in
 // ns (setUntimedLimit).
 var untimedLimit atomic.Int64
@@ -129,9 +149,12 @@ var untimedLimit atomic.Int64
 // timed, even where clock reads are slow.
 func UntimedLimit() int64 { return untimedLimit.Load() }
 
-// maxUntimed caps the untimed limit: a function of 300 ns of its own a
-// call or more is timed whatever the clock costs.
-const maxUntimed = 300
+// maxUntimed returns the cap of the untimed limit under rule h: 300 ns at
+// the default inherent threshold (2 µs), and that share of it (15%) where
+// the thresholds are scaled, as they are to run a program under valgrind
+// (about 50 times slower). A function whose calls take that long is timed
+// whatever the clock costs.
+func maxUntimed(h *hotspot.Rule) int64 { return max(h.ThresholdInherent*3/20, 1) }
 
 // warmCharges are what a probe not judged yet (Enabled) charged its
 // parents' own times with, per parent probe (in the parent's recorded

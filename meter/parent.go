@@ -33,12 +33,17 @@ import "sync/atomic"
 var sampledProbes atomic.Int32
 
 // chargeParent charges the metered firing fr of p, of incl ns, to pf, the
-// metered firing below it. While p is not judged yet (Enabled), p keeps
-// what it charged each parent probe, so that it can be given back should p
-// turn out untimed or disabled: its time then belongs to its parents' own.
+// metered firing below it. While p is not judged yet (Enabled) and a
+// verdict may come, p keeps what it charged each parent probe, so that it
+// can be given back should p turn out untimed or disabled: its time then
+// belongs to its parents' own. The engine's own probes (calibrate.go) do
+// the same work, so that what they measure is what a firing costs, and
+// charge nothing.
 func chargeParent(p *Probe, fr, pf *Frame, incl int64) {
-	pf.child += incl
-	if p.State() == Enabled && pf.weight > 0 {
+	if !p.internal {
+		pf.child += incl
+	}
+	if engine.hotspot != nil && p.State() == Enabled && pf.weight > 0 {
 		p.warm.add(pf.probe, incl*int64(pf.weight)) // with no room in p's table, the charge stands
 	}
 }

@@ -108,7 +108,7 @@ func Take() Snapshot {
 }
 
 // untimedYet reports whether p, not judged yet, would be untimed on what
-// its metered firings show: its own time per call is under the untimed
+// its metered firings show: its calls' inclusive time is under the untimed
 // limit. A program that ends before hotspot judges its probes (a short
 // one) then claims no time for calls the clock could not time.
 func (p *Probe) untimedYet() bool {
@@ -116,7 +116,7 @@ func (p *Probe) untimedYet() bool {
 	if t.wsum == 0 || engine.gated {
 		return false
 	}
-	return (t.wown+t.back)/t.wsum < UntimedLimit()
+	return t.wtotal/t.wsum < UntimedLimit()
 }
 
 // row returns p's row.

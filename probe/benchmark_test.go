@@ -161,7 +161,10 @@ func BenchmarkChain(b *testing.B) {
 		{"outside-tracepoint+flowcheck+budget", meter.Chain{Tracepoint: &tracepoint.Rule{Sample: never}, Flowcheck: flow,
 			Budget: &budget.Rule{Percent: 10, Unit: 1000}}, meter.Enabled},
 		{"disabled-spotcheck", meter.Chain{Spotcheck: &spotcheck.Rule{Interval: spotcheck.MaxInterval}}, meter.DisabledHotspot},
-		{"sampled", meter.Chain{Hotspot: &hotspot.Rule{Threshold: 1 << 40, Initial: 1, Sample: 1 << 30}}, meter.Sampled},
+		// Untimed: counted only. Sampled: counted and counted down, never
+		// selected (one in 2^30), with no metered firing around it.
+		{"untimed", meter.Chain{Hotspot: &hotspot.Rule{Threshold: 1 << 40, ThresholdInherent: 1 << 40, Initial: 1, Untimed: 1000}}, meter.Untimed},
+		{"sampled", meter.Chain{Hotspot: &hotspot.Rule{Threshold: 1 << 40, Initial: 1, Sample: 1 << 30, Cost: 1e-9}}, meter.Sampled},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			wire(b, c.chain)
@@ -169,10 +172,10 @@ func BenchmarkChain(b *testing.B) {
 			switch c.state {
 			case meter.DisabledHotspot:
 				benchProbes[0].m.Disable(meter.DisabledHotspot)
-			case meter.Sampled:
+			case meter.Sampled, meter.Untimed:
 				instrumented(0) // one cold firing: the balance of 1 runs out
-				if s := benchProbes[0].m.State(); s != meter.Sampled {
-					b.Fatalf("state %d, want sampled", s)
+				if s := benchProbes[0].m.State(); s != c.state {
+					b.Fatalf("state %d, want %d", s, c.state)
 				}
 			}
 			loop(b, instrumented)

@@ -83,12 +83,20 @@ func Charge(prof *report.Profile, alias map[string]string, take func(string) boo
 // their clock reads, the export at exit), not the program's own work.
 var MeteringFrames = regexp.MustCompile(`^github\.com/meterio/meter/(meter|probe|clock|extensions|export|internal|otlp|live)[./]`)
 
+// CountingFrames matches the frames a firing that is only counted runs:
+// begin's assembly leaf and the probe calls inlined around it. The model's
+// inherent times keep what counting costs (the engine subtracts only what
+// metering a firing costs), so a sample in those frames alone is the
+// program's: it stays, charged to the function whose firing it counts.
+var CountingFrames = regexp.MustCompile(`^github\.com/meterio/meter/(meter\.begin(\.abi0)?|meter\.\(\*Probe\)\.Begin|probe\.\(\*Probe\)\.(Start|On|Stop|Begin|BeginAt|End|EndAt))$`)
+
 // WithoutMetering returns prof without the samples that have a frame
-// matching frames, and the CPU time, in ns, of those it left out. The
-// model's inherent times leave out the cost of measuring (the engine
-// subtracts its own overhead), so the profile it is compared with must
-// leave it out too: with every firing metered it is most of the profile,
-// charged to the functions of 2 ns whose firings it measures.
+// matching frames (but those of CountingFrames), and the CPU time, in ns,
+// of those it left out. The model's inherent times leave out the cost of
+// measuring (the engine subtracts its own overhead), so the profile it is
+// compared with must leave it out too: with every firing metered it is
+// most of the profile, charged to the functions of 2 ns whose firings it
+// measures.
 func WithoutMetering(prof *report.Profile, frames *regexp.Regexp) (*report.Profile, float64) {
 	out := *prof
 	out.Samples = nil
@@ -97,7 +105,7 @@ func WithoutMetering(prof *report.Profile, frames *regexp.Regexp) (*report.Profi
 	for _, s := range prof.Samples {
 		metering := false
 		for _, fn := range s.Stack {
-			if frames.MatchString(fn) {
+			if frames.MatchString(fn) && !CountingFrames.MatchString(fn) {
 				metering = true
 				break
 			}

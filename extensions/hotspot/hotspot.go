@@ -18,8 +18,8 @@
 //     are no longer counted. A root (a request handler, a goroutine's
 //     function) is never disabled: a service's cheap handlers are what its
 //     owner counts requests by.
-//   - Its own time per call below the untimed limit (Untimed times what
-//     timing a call costs, at most 300 ns): untimed. Its calls are counted, never metered: the
+//   - Its inclusive time per call below the untimed limit (Untimed times
+//     what timing a call costs, at most 300 ns): untimed. Its calls are counted, never metered: the
 //     clock cannot time them, and their time stays in their callers' own.
 //   - Metering a call costs at most Cost of its own time: metered at every
 //     call.
@@ -55,7 +55,7 @@ type Rule struct {
 	Sample            int64   // one call in Sample of a sampled probe is metered; 0: no probe is sampled
 	SampleShare       float64 // share of the time it has run under which a cold probe is disabled
 	Cost              float64 // share of its own time per call that metering may cost a probe metered at every call; 0: no limit
-	Untimed           int64   // a cold probe whose own time per call is below this many times what timing a call costs (at most 300 ns) is untimed; 0: none is
+	Untimed           int64   // a cold probe whose calls take less than this many times what timing a call costs (at most 300 ns) is untimed; 0: none is
 }
 
 // Default returns the rule at its default properties.
