@@ -43,6 +43,10 @@ type Chain struct {
 	// the untimed limit is a multiple of it (see UntimedLimit). The
 	// process clock's cost is measured.
 	ClockCost int64
+	// Parked, with a manual Clock, says whether the goroutine parked to
+	// wait since its current stretch began (stretch.go), and forgets it;
+	// nil: never.
+	Parked func() bool
 }
 
 // Sink receives traces. Its calls run on the traced goroutine and must
@@ -71,7 +75,10 @@ type Span struct {
 
 // engine is the wired chain. Configure writes it while no firing reads it
 // (at the first probe registration, and in tests between runs).
-var engine struct {
+var engine engineState
+
+// engineState is the wired chain's type.
+type engineState struct {
 	on    bool
 	gated bool // a trace gate (tracepoint, flowcheck) is on
 
@@ -88,6 +95,7 @@ var engine struct {
 	sink      Sink
 	manual    *clock.Manual
 	clockCost int64 // ns a clock read costs, with a manual clock (tests)
+	parked    func() bool
 	seed      uint64
 }
 
@@ -104,6 +112,7 @@ func Configure(c Chain) {
 	configureMu.Lock()
 	defer configureMu.Unlock()
 	findGoid()
+	findWaits()
 	engine.on = c.Enabled && Supported
 	if engine.on && started.Load().(time.Time).IsZero() {
 		started.Store(time.Now())
@@ -123,7 +132,7 @@ func Configure(c Chain) {
 	if engine.traceMax <= 0 {
 		engine.traceMax = math.MaxInt32
 	}
-	engine.sink, engine.manual, engine.clockCost = c.Sink, c.Clock, c.ClockCost
+	engine.sink, engine.manual, engine.clockCost, engine.parked = c.Sink, c.Clock, c.ClockCost, c.Parked
 	hand := c.HandOver
 	if hand <= 0 {
 		hand = 2 * time.Second

@@ -36,6 +36,7 @@ func findMP() {
 				mpOffset = k
 				if procID() != uintptr(pid) {
 					mpOffset = 0
+					return
 				}
 				return
 			}

@@ -5,3 +5,11 @@ package meter
 // findMP leaves mpOffset at 0: off amd64 and under -race, begin is Go, and
 // counts through procPin (count.go).
 func findMP() {}
+
+// waitMark and waited: off amd64 and under -race no wait is seen, and own
+// times are wall times (stretch.go).
+func waitMark()    {}
+func waited() bool { return false }
+
+// findWaits finds nothing here.
+func findWaits() {}

@@ -371,8 +371,8 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int
 		g.frames = append(g.frames, &Frame{g: g, index: d})
 	}
 	f := g.frames[d]
-	f.probe, f.child, f.budget, f.pool, f.pos, f.pc, f.span = p, 0, pool, pool, pos, pc, -1
-	f.over, f.how, f.weight, f.forces = 0, how, w, 0
+	f.probe, f.budget, f.pool, f.pos, f.pc, f.span = p, pool, pool, pos, pc, -1
+	f.over, f.own, f.how, f.weight, f.forces = 0, 0, how, w, 0
 	if pool != Unlimited {
 		f.pool-- // a firing spends one unit on itself
 	}
@@ -393,7 +393,11 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int
 		}
 	}
 	g.depth = d + 1
-	f.start = now() // last but the release (empty without -race), so the engine's work stays outside
+	f.start = now() // last but the stretches and the release, so the engine's work stays outside
+	if d > 0 {
+		g.frames[d-1].closeStretch(f.start)
+	}
+	f.openStretch(f.start)
 	if f.span >= 0 {
 		g.spans[f.span].Start = f.start
 	}

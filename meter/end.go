@@ -80,17 +80,23 @@ func (p *Probe) end(fr Firing) int64 {
 		k = pathForced
 	}
 	raw := nanos(fr.start, t)
-	incl := max(raw-overhead[k].inner.Load()-fr.over, 0)
-	own := incl - fr.child // may be below 0 where children were estimated: an estimate, not clamped
+	inner, outer := overhead[k].inner.Load(), overhead[k].outer.Load()
+	incl := max(raw-inner-fr.over, 0)
+	fr.closeStretch(t)
+	own := fr.own - inner // may be below 0 where children were estimated: an estimate, not clamped
 	var pf *Frame
 	if d > 0 {
 		pf = g.frames[d-1]
-		pf.over += fr.over + overhead[k].outer.Load()
+		pf.over += fr.over + outer
+		// The parent's own time goes on, less what metering this firing
+		// cost it around the firing's clock reads.
+		pf.openStretch(t)
+		pf.child = outer - inner
 		if pf.pool != Unlimited {
 			pf.pool -= fr.budget - fr.pool
 		}
 		if fr.how != meterSpot {
-			chargeParent(p, fr, pf, incl)
+			keepCharge(p, pf, own)
 		}
 		g.forcing = b2u32(pf.forces > 0)
 	} else {
@@ -144,9 +150,10 @@ func (p *Probe) noteEnded() {
 }
 
 // unwind drops the innermost frame: its firing will never reach its End
-// (a panic or runtime.Goexit unwound it, or its goroutine is gone). What it
-// spent of its budget still passes to its parent; if it was its trace's
-// root, the trace ends, truncated.
+// (a panic or runtime.Goexit unwound it, or its goroutine is gone). What
+// it spent of its budget still passes to its parent, and its time is its
+// parent's own: the parent's stretch goes on as if it had never begun.
+// If it was its trace's root, the trace ends, truncated.
 func (g *Goroutine) unwind() {
 	d := g.depth - 1
 	fr := g.frames[d]
@@ -155,6 +162,7 @@ func (g *Goroutine) unwind() {
 		if parent.pool != Unlimited {
 			parent.pool -= fr.budget - fr.pool
 		}
+		parent.mark, parent.child = fr.start, 0
 	}
 	g.depth = d
 	g.forcing = 0

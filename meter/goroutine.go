@@ -56,8 +56,10 @@ type Frame struct {
 	index  int32      // its index in g.frames
 	probe  *Probe
 	start  int64   // ticks at Begin
-	child  int64   // ns of its timed children: exactly where they were metered, estimated where sampled (parent.go)
 	over   int64   // ns of metering overhead nested in it: the outer overheads of the metered firings under it
+	own    int64   // ns of its own time in the stretches that ended, those on the CPU (stretch.go)
+	mark   int64   // ticks when its current stretch began
+	child  int64   // ns to take off its current stretch: what metering its children cost there, and the mean own times of its unmetered sampled children (parent.go)
 	budget int64   // units this firing was given, B(f); Unlimited if none
 	pool   int64   // units it has left
 	pos    uintptr // how deep in the goroutine's stack its function's frame is (stack top − frame pointer)
@@ -67,7 +69,7 @@ type Frame struct {
 	forces int32   // while above 0, the timed firings directly inside it are metered (forced), this many more at most
 	how    uint8   // why it is metered (meterAlways …)
 
-	_ [32]byte // to whole cache lines (lines_test.go)
+	_ [16]byte // to whole cache lines (lines_test.go)
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

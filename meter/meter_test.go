@@ -424,3 +424,25 @@ func TestFiringsAllocateNothing(t *testing.T) {
 		t.Errorf("with a disabled child: %v allocations", n)
 	}
 }
+
+// A stretch of own time in which the goroutine parked to wait (a channel,
+// a lock, the network) is left out of its firing's own time, as a CPU
+// profile leaves the wait out; the firing's inclusive time keeps it, and so
+// does the stretch of a child.
+func TestWaitsAreNotOwnTime(t *testing.T) {
+	var parked bool
+	wire(t, Chain{Parked: func() bool { p := parked; parked = false; return p }})
+	outer, inner := newProbe(t, "outer"), newProbe(t, "inner")
+	fire(outer, 1*us, func() {
+		clk.Advance(5 * us) // waits, in outer's own code
+		parked = true
+		fire(inner, 2*us, nil)
+		clk.Advance(3 * us) // works again
+	})
+	// outer: 1 + 5 µs before inner (a wait in it: left out), 3 µs after.
+	checkRow(t, outer, 1, 11*us, 3*us)
+	checkRow(t, inner, 1, 2*us, 2*us)
+	if d := Take().Disturbed; d < 1 {
+		t.Fatalf("disturbed stretches %d, want 1", d)
+	}
+}

@@ -8,19 +8,18 @@ import "sync/atomic"
 // firings. Untimed and disabled probes are not timed: their time stays in
 // their nearest timed ancestor's, as an uninstrumented callee's does.
 //
-// A metered firing's time is the sum of its own time, the inclusive times
-// of the metered firings nearest below it, and the own times of the
-// sampled firings inside it that were not metered (and not inside one of
-// those metered firings): every nanosecond in it belongs to exactly one of
-// them. So each metered firing, when it ends, is charged to the metered
-// firing below it on the stack (Frame.child), exactly; and each firing of
-// a sampled probe that is not metered adds its probe's mean own time per
-// call (Probe.ownMean, from its selected firings, which are a uniform
-// sample of its calls) to the innermost metered firing on its goroutine,
-// in begin's leaf. A firing's own time is its inclusive time less those.
-// The estimate is exact in total over a sampled probe's calls; where its
-// calls cost more under one caller than under another, that caller's share
-// is estimated from the probe's mean.
+// A metered firing's own time is what its stretches hold (stretch.go): the
+// time between its metered children, which leaves out each metered child
+// whole. Inside a stretch run the firings that are not metered. Untimed and
+// disabled ones are the firing's own time. A sampled probe's firing that
+// is not metered adds its probe's mean own time per call (Probe.ownMean,
+// from its selected firings, a uniform sample of its calls) to what the
+// stretch it runs in is charged, in begin's leaf, so that its own time is
+// taken off; what the sampled firing's own timed children took is in
+// stretches of its own, charged the same way. The estimate is exact in
+// total over a sampled probe's calls; where its calls cost more under one
+// caller than under another, that caller's share is estimated from the
+// probe's mean.
 //
 // Some firings force their timed children (Frame.forces): a sampled
 // probe's selected firing, and the first firings of a probe metered at
@@ -32,19 +31,15 @@ import "sync/atomic"
 // sampledProbes counts the probes in state Sampled.
 var sampledProbes atomic.Int32
 
-// chargeParent charges the metered firing fr of p, of incl ns, to pf, the
-// metered firing below it. While p is not judged yet (Enabled) and a
-// verdict may come, p keeps what it charged each parent probe, so that it
-// can be given back should p turn out untimed or disabled: its time then
-// belongs to its parents' own. The engine's own probes (calibrate.go) do
-// the same work, so that what they measure is what a firing costs, and
-// charge nothing.
-func chargeParent(p *Probe, fr, pf *Frame, incl int64) {
-	if !p.internal {
-		pf.child += incl
-	}
+// keepCharge records, while p is not judged yet (Enabled) and a verdict
+// may come, the own time of a firing of p that its parent pf's own time
+// left out (times pf's weight, as pf's own time is recorded), per parent
+// probe: should p turn out untimed or disabled, its time belongs to its
+// parents' own, and is given back. The engine's own probes (calibrate.go)
+// do the same work, so that what they measure is what a firing costs.
+func keepCharge(p *Probe, pf *Frame, own int64) {
 	if engine.hotspot != nil && p.State() == Enabled && pf.weight > 0 {
-		p.warm.add(pf.probe, incl*int64(pf.weight)) // with no room in p's table, the charge stands
+		p.warm.add(pf.probe, max(own, 0)*int64(pf.weight)) // with no room in p's table, the charge stands
 	}
 }
 

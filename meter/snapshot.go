@@ -55,6 +55,7 @@ type Snapshot struct {
 	Traces          int64       // traces ended
 	TruncatedTraces int64       // of which truncated: reached the maximum, handed over in parts, or lost their root
 	Unwound         int64       // metered firings a panic or runtime.Goexit unwound before their End: not timed
+	Disturbed       int64       // stretches of own time left out: the goroutine left its P in them (stretch.go)
 	Dropped         int64       // spans the export path dropped
 	UntimedLimit    int64       // ns of own time per call under which a cold probe is untimed
 	Overheads       [3][2]int64 // ns, inner and outer overhead of a metered firing: [0] of a metered probe, [1] of a selected one, [2] of a forced one (calibrate.go)
@@ -78,6 +79,7 @@ func Take() Snapshot {
 		TruncatedTraces: tracesTruncated.Load(),
 		Started:         started.Load().(time.Time),
 		Unwound:         unwound.Load(),
+		Disturbed:       disturbed.Load(),
 		Dropped:         dropped.Load(),
 		Clamped:         clock.Clamped(),
 		UntimedLimit:    UntimedLimit(),

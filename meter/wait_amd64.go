@@ -1,0 +1,251 @@
+//go:build amd64 && !race
+
+package meter
+
+import (
+	"bytes"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// A goroutine that waits (on a channel, a lock, a timer, the network)
+// parks, and the runtime writes why in its g: the wait reason, one byte.
+// A stretch in which the goroutine left its P is left out of its firing's
+// own time only if the goroutine parked to wait (stretch.go): one that the
+// scheduler or the collector took off its P for a moment (preempted, or
+// assisting the collector) was on the CPU for the rest. So each stretch
+// clears the byte when it opens, and reads it when it closes.
+//
+// Neither the byte's place in g nor the values of the reasons are fixed
+// from one Go release to the next; findWaits finds both, once, by looking:
+// goroutines parked on purpose, each in one kind of wait, show which byte
+// of their g differs by the way they wait, and its values there are the
+// waits. runtime.Stack, which prints each goroutine's wait reason, confirms
+// each value. Not found, every stretch that left its P counts (wall time).
+
+var (
+	waitOffset uintptr   // of the wait reason in g; 0: not found
+	isWait     [256]bool // the reasons that are waits
+	waitsOnce  sync.Once
+)
+
+// findWaits sets waitOffset and isWait.
+func findWaits() {
+	waitsOnce.Do(func() {
+		findGoid()
+		if goidOffset == 0 {
+			return
+		}
+		var mu sync.Mutex
+		var rw sync.RWMutex
+		var wg sync.WaitGroup
+		cond := sync.NewCond(&sync.Mutex{})
+		condDone := false
+		recv, send, sel := make(chan int), make(chan int), make(chan int)
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return
+		}
+		defer pr.Close()
+		mu.Lock()
+		rw.Lock()
+		wg.Add(1)
+		kinds := []struct {
+			name string
+			wait func()
+		}{
+			{"chan receive", func() { <-recv }},
+			{"chan receive", func() { <-recv }}, // twice: its byte, and no other, is the same in both
+			{"chan send", func() { send <- 1 }},
+			{"select", func() {
+				select {
+				case <-sel:
+				case <-recv:
+				}
+			}},
+			{"sleep", func() { time.Sleep(100 * time.Millisecond) }},
+			{"sync.Mutex.Lock", func() { mu.Lock() }},
+			{"sync.RWMutex.RLock", func() { rw.RLock() }},
+			{"sync.WaitGroup.Wait", func() { wg.Wait() }},
+			{"sync.Cond.Wait", func() {
+				cond.L.Lock()
+				for !condDone {
+					cond.Wait()
+				}
+				cond.L.Unlock()
+			}},
+			{"IO wait", func() {
+				var b [1]byte
+				pr.Read(b[:])
+			}},
+		}
+		gs := make([]unsafe.Pointer, len(kinds))
+		ids := make([]uint64, len(kinds))
+		var started, ended sync.WaitGroup
+		for i, k := range kinds {
+			started.Add(1)
+			sleeper := k.name == "sleep"
+			if !sleeper {
+				ended.Add(1)
+			}
+			go func() {
+				if !sleeper {
+					defer ended.Done()
+				}
+				gs[i], ids[i] = getgp(), goid()
+				started.Done()
+				k.wait()
+			}()
+		}
+		started.Wait()
+		defer func() {
+			// Every wait ends, and every goroutine with it but the
+			// sleeper, which wakes by itself.
+			mu.Unlock()
+			rw.Unlock()
+			wg.Done()
+			cond.L.Lock()
+			condDone = true
+			cond.Broadcast()
+			cond.L.Unlock()
+			close(recv)
+			close(sel)
+			<-send
+			pw.Close()
+			ended.Wait()
+		}()
+		// Wait until runtime.Stack shows each parked as named.
+		var names map[uint64]string
+		for range 1000 {
+			names = waitNames()
+			all := true
+			for i, k := range kinds {
+				if names[ids[i]] != k.name {
+					all = false
+				}
+			}
+			if all {
+				break
+			}
+			runtime.Gosched()
+		}
+		for i, k := range kinds {
+			if names[ids[i]] != k.name || gs[i] == nil {
+				return
+			}
+		}
+		// The byte whose values are nonzero, differ between every two
+		// kinds, and are the same for two goroutines of one kind.
+		const span = 512
+		found := uintptr(0)
+		for o := uintptr(8); o < span; o++ {
+			seen := map[byte]string{}
+			ok := true
+			for i, k := range kinds {
+				b := *(*byte)(unsafe.Add(gs[i], o))
+				if name, dup := seen[b]; b == 0 || dup && name != k.name {
+					ok = false
+					break
+				}
+				seen[b] = k.name
+			}
+			if ok && len(seen) != len(kinds)-1 {
+				ok = false
+			}
+			if ok {
+				if found != 0 {
+					return // two candidates: trust neither
+				}
+				found = o
+			}
+		}
+		if found == 0 {
+			return
+		}
+		waitOffset = found
+		for i := range kinds {
+			isWait[*(*byte)(unsafe.Add(gs[i], found))] = true
+		}
+		// The waits of the same families, which no goroutine here parks in:
+		// the write half of an RWMutex sits between its read half and a
+		// WaitGroup's; a semaphore, a send or receive on a nil channel and
+		// an empty select wait too.
+		r, w := reasonOf(gs, kinds, "sync.RWMutex.RLock"), reasonOf(gs, kinds, "sync.WaitGroup.Wait")
+		if w == r+2 {
+			isWait[r+1] = true
+		}
+	})
+}
+
+// reasonOf returns the reason byte of the goroutine parked as name.
+func reasonOf(gs []unsafe.Pointer, kinds []struct {
+	name string
+	wait func()
+}, name string) byte {
+	for i, k := range kinds {
+		if k.name == name {
+			return *(*byte)(unsafe.Add(gs[i], waitOffset))
+		}
+	}
+	return 0
+}
+
+// waitNames returns what runtime.Stack says each goroutine is doing, by
+// goroutine id: "goroutine 7 [chan receive]:" gives "chan receive".
+func waitNames() map[uint64]string {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	names := map[uint64]string{}
+	for _, line := range bytes.Split(buf, []byte("\n")) {
+		rest, ok := bytes.CutPrefix(line, []byte("goroutine "))
+		if !ok {
+			continue
+		}
+		id, rest, ok := bytes.Cut(rest, []byte(" ["))
+		if !ok {
+			continue
+		}
+		reason, _, _ := bytes.Cut(rest, []byte("]"))
+		reason, _, _ = bytes.Cut(reason, []byte(", ")) // "chan receive, 5 minutes"
+		n, err := strconv.ParseUint(string(id), 10, 64)
+		if err == nil {
+			names[n] = string(reason)
+		}
+	}
+	return names
+}
+
+// waitMark returns the running goroutine's wait reason byte, cleared so
+// that a wait from now on shows: what a stretch opens with.
+//
+//go:nosplit
+func waitMark() {
+	if waitOffset == 0 {
+		return
+	}
+	if r := (*byte)(unsafe.Add(getgp(), waitOffset)); *r != 0 {
+		*r = 0
+	}
+}
+
+// waited reports whether the running goroutine parked to wait since the
+// last waitMark.
+//
+//go:nosplit
+func waited() bool {
+	if waitOffset == 0 {
+		return true
+	}
+	return isWait[*(*byte)(unsafe.Add(getgp(), waitOffset))]
+}
