@@ -79,19 +79,23 @@ func (e *PosError) Error() string { return e.Pos.String() + ": " + e.Msg }
 // load lists the packages, reads their files, takes out what an earlier
 // run added, and (unless removing) type-checks them as they were before
 // instrumentation.
-func load(o *Options, sum *Summary, leftOut map[string]string) ([]*pkgJob, error) {
+//
+// It also returns what the analyses must see in place of the main
+// module's other packages (analysisOverlay).
+func load(o *Options, sum *Summary, leftOut map[string]string, mod *mainModule) ([]*pkgJob, map[string][]byte, error) {
 	patterns := o.Patterns
 	if len(patterns) == 0 {
 		patterns = []string{"."}
 	}
 	cfg := &packages.Config{
-		Mode: packages.NeedName | packages.NeedFiles | packages.NeedModule,
-		Dir:  o.Dir,
-		Env:  append(os.Environ(), "GOWORK=off"),
+		Mode:       packages.NeedName | packages.NeedFiles | packages.NeedModule,
+		Dir:        o.Dir,
+		Env:        append(os.Environ(), "GOWORK=off"),
+		BuildFlags: o.BuildFlags,
 	}
 	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var errs []error
 	var jobs []*pkgJob
@@ -110,9 +114,9 @@ func load(o *Options, sum *Summary, leftOut map[string]string) ([]*pkgJob, error
 		// wrote do not count: the module may not require it yet, and
 		// type-checking sees the package without them.
 		var perrs []error
-		for _, e := range p.Errors {
-			if !strings.Contains(e.Msg, runtimeModule+"/") {
-				perrs = append(perrs, errors.New(e.Error()))
+		for _, e := range packageErrors(p) {
+			if !strings.Contains(e.Error(), runtimeModule+"/") {
+				perrs = append(perrs, e)
 			}
 		}
 		if len(perrs) > 0 && (!o.Remove || len(p.GoFiles)+len(p.IgnoredFiles) == 0 && p.Dir == "") {
@@ -129,17 +133,21 @@ func load(o *Options, sum *Summary, leftOut map[string]string) ([]*pkgJob, error
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, moduleError(err)
+		return nil, nil, moduleError(err)
 	}
+	var ov map[string][]byte
 	if !o.Remove {
-		if err := typeCheck(o, jobs, patterns); err != nil {
-			return nil, moduleError(err)
+		if ov, err = analysisOverlay(mod, jobs); err != nil {
+			return nil, nil, err
+		}
+		if err := typeCheck(o, jobs, patterns, ov); err != nil {
+			return nil, nil, moduleError(err)
 		}
 	}
 	for _, j := range jobs {
 		nameSites(j)
 	}
-	return jobs, nil
+	return jobs, ov, nil
 }
 
 // readPackage reads and parses the files of p and strips what an earlier
@@ -194,15 +202,16 @@ func readPackage(o *Options, p *packages.Package, sum *Summary) (*pkgJob, error)
 			errs = append(errs, err)
 			continue
 		}
+		plain, _ := stripHeader(src)
 		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, src, parser.ParseComments)
+		f, err := parser.ParseFile(fset, path, plain, parser.ParseComments)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		stripped := src
-		if instrumented(src) {
-			if stripped, err = strip(fset, f, src); err != nil {
+		stripped := plain
+		if instrumented(plain) {
+			if stripped, err = strip(fset, f, plain); err != nil {
 				errs = append(errs, err)
 				continue
 			}
@@ -322,9 +331,12 @@ func importsC(f *ast.File) bool {
 // their package clause), and gives each file built on this platform its
 // syntax tree and type information. Files built only elsewhere keep
 // their own parse, without types.
-func typeCheck(o *Options, jobs []*pkgJob, patterns []string) error {
+func typeCheck(o *Options, jobs []*pkgJob, patterns []string, outside map[string][]byte) error {
 	byPath := map[string]*fileJob{}
 	overlay := map[string][]byte{}
+	for p, b := range outside {
+		overlay[p] = b
+	}
 	for _, j := range jobs {
 		for _, g := range j.groups {
 			if gen := filepath.Join(j.dir, g.genFile); fileExists(gen) {
@@ -354,10 +366,11 @@ func typeCheck(o *Options, jobs []*pkgJob, patterns []string) error {
 	cfg := &packages.Config{
 		Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedImports |
 			packages.NeedTypes | packages.NeedTypesInfo | packages.NeedSyntax | packages.NeedModule,
-		Dir:     o.Dir,
-		Tests:   o.Tests,
-		Overlay: overlay,
-		Env:     append(os.Environ(), "GOWORK=off"),
+		Dir:        o.Dir,
+		Tests:      o.Tests,
+		Overlay:    overlay,
+		Env:        append(os.Environ(), "GOWORK=off"),
+		BuildFlags: o.BuildFlags,
 	}
 	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
@@ -383,9 +396,9 @@ func typeCheck(o *Options, jobs []*pkgJob, patterns []string) error {
 			return
 		}
 		seen[p.ID] = true
-		for _, e := range p.Errors {
+		for _, e := range ownErrors(p) {
 			if e.Kind == packages.ListError {
-				errs = append(errs, fmt.Errorf("%s", e)) // a dependency the module cannot resolve
+				errs = append(errs, errorOf(e)) // a dependency the module cannot resolve
 			}
 		}
 		if ok, test := own(p); ok && p.TypesInfo != nil {
@@ -402,9 +415,7 @@ func typeCheck(o *Options, jobs []*pkgJob, patterns []string) error {
 			if fj == nil {
 				continue
 			}
-			for _, e := range p.Errors {
-				errs = append(errs, fmt.Errorf("%s", e))
-			}
+			errs = append(errs, packageErrors(p)...)
 			fj.fset, fj.file, fj.info, fj.pkg = p.Fset, f, p.TypesInfo, p.Types
 		}
 	}
@@ -412,6 +423,42 @@ func typeCheck(o *Options, jobs []*pkgJob, patterns []string) error {
 		return typeErrors(errs)
 	}
 	return nil
+}
+
+// packageErrors returns p's errors (ownErrors), as file:line:col: msg.
+func packageErrors(p *packages.Package) []error {
+	var out []error
+	for _, e := range ownErrors(p) {
+		out = append(out, errorOf(e))
+	}
+	return out
+}
+
+// ownErrors returns p's errors but the go command's report of a package
+// that does not compile ("# path" and the compiler's lines, a ListError
+// without a position), where the type checker found something: it
+// repeats what the type checker found.
+func ownErrors(p *packages.Package) []packages.Error {
+	typed := false
+	for _, e := range p.Errors {
+		typed = typed || e.Kind != packages.ListError
+	}
+	var out []packages.Error
+	for _, e := range p.Errors {
+		if !(e.Kind == packages.ListError && typed && strings.HasPrefix(e.Msg, "# ")) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// errorOf formats e as file:line:col: msg, or as msg alone where it has
+// no position.
+func errorOf(e packages.Error) error {
+	if e.Pos == "" || e.Pos == "-" {
+		return errors.New(e.Msg)
+	}
+	return errors.New(e.Pos + ": " + e.Msg)
 }
 
 // typeErrors reports the packages' own errors once each.

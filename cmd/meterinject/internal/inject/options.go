@@ -23,12 +23,16 @@ type Options struct {
 	OTLP     bool   // main's registration file imports the OTLP export
 	Live     bool   // main's registration file imports the live page
 	SmallMax int    // largest loop-free body (statements) skipped as small; 0 for DefaultSmallMax, < 0 for none
+	// BuildFlags are go build flags the analyses use, as the build will
+	// (-tags).
+	BuildFlags []string
 	Stdout   io.Writer
 	Stderr   io.Writer
 }
 
 // Summary counts what a run did.
 type Summary struct {
+	Name         string // the packages, under go generate (see name)
 	Packages     int
 	Files        int
 	Instrumented int

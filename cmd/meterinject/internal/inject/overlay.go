@@ -24,24 +24,12 @@ import (
 // never changed once written. Two runs that produce different text write
 // to different places, so an overlay file always builds what its own run
 // wrote; two runs that produce the same text share it.
-func overlay(o *Options, rt *runtimeInfo, jobs []*pkgJob) error {
-	gomod, err := goEnv(o.Dir, "GOMOD")
-	if err != nil {
-		return err
-	}
-	if gomod == "" || gomod == os.DevNull {
+func overlay(o *Options, rt *runtimeInfo, mod *mainModule, lines *goLines, jobs []*pkgJob) error {
+	if mod == nil {
 		return errors.New("-overlay needs a module: no go.mod found")
 	}
-	modRoot := filepath.Dir(gomod)
-	cache := o.Cache
-	if cache == "" {
-		c, err := os.UserCacheDir()
-		if err != nil {
-			return err
-		}
-		cache = filepath.Join(c, "meterinject")
-	}
-	if cache, err = filepath.Abs(cache); err != nil {
+	cache, err := cacheDir(o)
+	if err != nil {
 		return err
 	}
 	var mainJobs, depJobs []*pkgJob
@@ -56,8 +44,12 @@ func overlay(o *Options, rt *runtimeInfo, jobs []*pkgJob) error {
 	if err != nil {
 		return err
 	}
+	cs, err := lines.changes(o, mod, plan(o, mainJobs), false)
+	if err != nil {
+		return err
+	}
 	replace := map[string]string{}
-	for _, c := range plan(o, mainJobs) {
+	for _, c := range cs {
 		if c.new == nil {
 			replace[c.path] = ""
 			continue
@@ -68,7 +60,11 @@ func overlay(o *Options, rt *runtimeInfo, jobs []*pkgJob) error {
 		}
 		replace[c.path] = p
 	}
-	if err := overlayGoMod(o, cache, modRoot, rt.dir, deps, replace); err != nil {
+	gomod, err := lines.goMod(o, mod)
+	if err != nil {
+		return err
+	}
+	if err := overlayGoMod(o, cache, mod, gomod, rt.dir, deps, replace); err != nil {
 		return err
 	}
 	data, err := json.MarshalIndent(map[string]any{"Replace": replace}, "", "\t")
@@ -76,6 +72,20 @@ func overlay(o *Options, rt *runtimeInfo, jobs []*pkgJob) error {
 		return err
 	}
 	return writeAtomic(o.Overlay, append(data, '\n'))
+}
+
+// cacheDir returns the directory of instrumented copies: -cache, or the
+// user cache dir's meterinject.
+func cacheDir(o *Options) (string, error) {
+	cache := o.Cache
+	if cache == "" {
+		c, err := os.UserCacheDir()
+		if err != nil {
+			return "", err
+		}
+		cache = filepath.Join(c, "meterinject")
+	}
+	return filepath.Abs(cache)
 }
 
 // hashOf names content in the cache.
@@ -221,16 +231,14 @@ func treeHash(dir string) (string, error) {
 }
 
 // overlayGoMod makes the go.mod and go.sum the overlay gives the main
-// module: they require the runtime (and, with -otlp, its OTLP module),
-// replace it by its directory, and replace each instrumented dependency by
-// its copy; go list -mod=mod completes them in a scratch module. The go
-// line stays the user's: if completing it would raise it, that is an
-// error (checkGoLine refuses such modules first).
-func overlayGoMod(o *Options, cache, modRoot, rt string, deps map[string]string, replace map[string]string) error {
-	src, err := os.ReadFile(filepath.Join(modRoot, "go.mod"))
-	if err != nil {
-		return err
-	}
+// module, from src (the user's go.mod, its go line raised where the
+// runtime needs it: goLines): they require the runtime (and, with -otlp,
+// its OTLP module), replace it by its directory, and replace each
+// instrumented dependency by its copy; go list -mod=mod completes them in
+// a scratch module. If completing them would raise the go line further,
+// that is an error.
+func overlayGoMod(o *Options, cache string, mm *mainModule, src []byte, rt string, deps map[string]string, replace map[string]string) error {
+	modRoot := mm.root
 	userLine, err := goLineOf("go.mod", src)
 	if err != nil {
 		return err
@@ -322,7 +330,7 @@ func overlayGoMod(o *Options, cache, modRoot, rt string, deps map[string]string,
 		return err
 	}
 	if l, err := goLineOf("go.mod", gm); err != nil || l != userLine {
-		return fmt.Errorf("%s: requiring the runtime would raise the go line from %s to %s, which meterinject never does; a requirement of the runtime needs it", filepath.Join(modRoot, "go.mod"), userLine, l)
+		return fmt.Errorf("%s: completing the overlaid go.mod raised its go line from %s to %s: a requirement of the runtime (%s) needs a higher go line than the runtime declares", filepath.Join(modRoot, "go.mod"), userLine, l, rt)
 	}
 	if replace[filepath.Join(modRoot, "go.mod")], err = storeFile(cache, "go.mod", gm); err != nil {
 		return err
