@@ -87,7 +87,7 @@ func decide(o *Options, jobs []*pkgJob, inl inlineSet, model map[string]bool, su
 						s.skip = skipSmall
 					}
 					if s.skip != "" {
-						sum.Skipped[s.skip]++
+						j.skip(sum, s.skip)
 						continue
 					}
 					s.index = len(g.sites)

@@ -453,6 +453,12 @@ func keepVersions(mod *mainModule) ([]string, error) {
 			return nil, err
 		}
 	}
+	// The runtime, required since, was not in the old build list, and
+	// its go line is above the old one.
+	if _, err := goCmd(tmp, "mod", "edit", "-droprequire="+runtimeModule, "-dropreplace="+runtimeModule,
+		"-droprequire="+otlpPkg, "-dropreplace="+otlpPkg, alt); err != nil {
+		return nil, err
+	}
 	out, err := goCmd(mod.root, "list", "-modfile="+alt, "-m", "-f", "{{if not .Main}}{{.Path}} {{.Version}}{{end}}", "all")
 	if err != nil {
 		return nil, fmt.Errorf("%s says go %s: listing its build list, to keep its versions under the go line the runtime needs: %v",

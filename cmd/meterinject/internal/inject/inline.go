@@ -79,7 +79,11 @@ var lineDirectiveText = regexp.MustCompile(`(?m)^//line |/\*line `)
 // relative paths of the compiler's report, which the build cache replays
 // as they were first written, are relative to the same directory in
 // every run.
-func inlinable(o *Options, root string, jobs []*pkgJob, outside map[string][]byte) (inlineSet, error) {
+func inlinable(o *Options, mod *mainModule, jobs []*pkgJob, outside map[string][]byte) (inlineSet, error) {
+	root := ""
+	if mod != nil {
+		root = mod.root
+	}
 	set := inlineSet{can: map[string]bool{}, calls: map[string]map[string]bool{}}
 	tmp, err := os.MkdirTemp("", "meterinject-inl")
 	if err != nil {
@@ -130,6 +134,7 @@ func inlinable(o *Options, root string, jobs []*pkgJob, outside map[string][]byt
 		return set, nil
 	}
 	args := []string{"list", "-e", "-export", "-f", "{{if .Error}}{{.Error}}{{end}}{{range .DepsErrors}}{{.}}{{end}}", "-gcflags=-m"}
+	args = append(args, mod.langFlags("-m")...)
 	args = append(args, o.BuildFlags...)
 	if o.Tests {
 		args = append(args, "-test")

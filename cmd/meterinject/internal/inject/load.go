@@ -66,6 +66,15 @@ type pkgJob struct {
 	module *packages.Module
 	groups []*group
 	idents map[string]bool // every identifier of the package's files, tests included
+	// skipped counts what the package leaves out, by reason (the
+	// summary's counts, kept with the package in the cache)
+	skipped map[string]int
+}
+
+// skip counts one thing j leaves out.
+func (j *pkgJob) skip(sum *Summary, reason string) {
+	sum.Skipped[reason]++
+	j.skipped[reason]++
 }
 
 // PosError is an error at a position in a source file.
@@ -83,22 +92,36 @@ func (e *PosError) Error() string { return e.Pos.String() + ": " + e.Msg }
 // It also returns what the analyses must see in place of the main
 // module's other packages (analysisOverlay).
 func load(o *Options, sum *Summary, leftOut map[string]string, mod *mainModule) ([]*pkgJob, map[string][]byte, error) {
-	patterns := o.Patterns
-	if len(patterns) == 0 {
-		patterns = []string{"."}
+	pkgs, err := list(o, sum, leftOut)
+	if err != nil {
+		return nil, nil, err
 	}
+	return readJobs(o, sum, pkgs, o.patterns(), mod)
+}
+
+func (o *Options) patterns() []string {
+	if len(o.Patterns) == 0 {
+		return []string{"."}
+	}
+	return o.Patterns
+}
+
+// list lists the packages o names (names, files, modules), without those
+// left out: the runtime's own, and those it imports (leftOut), each with
+// one line saying why.
+func list(o *Options, sum *Summary, leftOut map[string]string) ([]*packages.Package, error) {
 	cfg := &packages.Config{
 		Mode:       packages.NeedName | packages.NeedFiles | packages.NeedModule,
 		Dir:        o.Dir,
 		Env:        append(os.Environ(), "GOWORK=off"),
 		BuildFlags: o.BuildFlags,
 	}
-	pkgs, err := packages.Load(cfg, patterns...)
+	pkgs, err := packages.Load(cfg, o.patterns()...)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var errs []error
-	var jobs []*pkgJob
+	var out []*packages.Package
 	for _, p := range pkgs {
 		if why, ok := leftOut[p.PkgPath]; ok {
 			fmt.Fprintf(o.Stderr, "meterinject: %s left out: %s\n", p.PkgPath, why)
@@ -123,6 +146,20 @@ func load(o *Options, sum *Summary, leftOut map[string]string, mod *mainModule) 
 			errs = append(errs, perrs...)
 			continue
 		}
+		out = append(out, p)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, moduleError(err)
+	}
+	return out, nil
+}
+
+// readJobs reads the listed packages and, unless removing, type-checks
+// them (loaded again by patterns).
+func readJobs(o *Options, sum *Summary, pkgs []*packages.Package, patterns []string, mod *mainModule) ([]*pkgJob, map[string][]byte, error) {
+	var errs []error
+	var jobs []*pkgJob
+	for _, p := range pkgs {
 		j, err := readPackage(o, p, sum)
 		if err != nil {
 			errs = append(errs, err)
@@ -137,6 +174,7 @@ func load(o *Options, sum *Summary, leftOut map[string]string, mod *mainModule) 
 	}
 	var ov map[string][]byte
 	if !o.Remove {
+		var err error
 		if ov, err = analysisOverlay(mod, jobs); err != nil {
 			return nil, nil, err
 		}
@@ -173,7 +211,7 @@ func readPackage(o *Options, p *packages.Package, sum *Summary) (*pkgJob, error)
 	for _, t := range tests {
 		files[t] = true
 	}
-	j := &pkgJob{path: p.PkgPath, name: p.Name, dir: dir, module: p.Module, idents: map[string]bool{}}
+	j := &pkgJob{path: p.PkgPath, name: p.Name, dir: dir, module: p.Module, idents: map[string]bool{}, skipped: map[string]int{}}
 	// Compiled files first, so init.N and init.funcN number as the
 	// compiler numbers them for this platform.
 	compiled := map[string]bool{}
@@ -241,16 +279,8 @@ func readPackage(o *Options, p *packages.Package, sum *Summary) (*pkgJob, error)
 		default:
 			continue // a //go:build ignore program, say
 		}
-		if ast.IsGenerated(f) {
-			sum.Skipped[skipGenerated]++
-			continue
-		}
-		if importsC(f) {
-			sum.Skipped[skipCgo]++
-			continue
-		}
-		if hasDirective(f.Doc, "//meter:ignore") {
-			sum.Skipped[skipIgnore]++
+		if why := fileSkip(f); why != "" {
+			j.skip(sum, why)
 			continue
 		}
 		g := groups[kind]

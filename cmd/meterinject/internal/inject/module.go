@@ -67,9 +67,6 @@ func loadMainModule(o *Options) (*mainModule, error) {
 		Env:        append(os.Environ(), "GOWORK=off"),
 		BuildFlags: o.BuildFlags,
 	}
-	if string(m.plain) != string(m.gomod) {
-		cfg.Overlay = map[string][]byte{gomod: m.plain}
-	}
 	pkgs, err := packages.Load(cfg, "./...")
 	if err != nil {
 		return nil, err
@@ -107,15 +104,20 @@ func inScope(mod *mainModule, run map[string]bool, j *pkgJob) func(string) bool 
 	}
 }
 
-// outside returns the packages of the main module that the run does not
-// hold, by import path.
-func (m *mainModule) outside(jobs []*pkgJob) []*packages.Package {
-	if m == nil {
-		return nil
-	}
+// paths returns the import paths of jobs.
+func paths(jobs []*pkgJob) map[string]bool {
 	run := map[string]bool{}
 	for _, j := range jobs {
 		run[j.path] = true
+	}
+	return run
+}
+
+// outside returns the packages of the main module that run (import paths)
+// does not hold.
+func (m *mainModule) outside(run map[string]bool) []*packages.Package {
+	if m == nil {
+		return nil
 	}
 	var out []*packages.Package
 	for path, p := range m.pkgs {
@@ -129,18 +131,17 @@ func (m *mainModule) outside(jobs []*pkgJob) []*packages.Package {
 
 // analysisOverlay returns what the analyses must see in place of the
 // files of the main module's packages outside the run: each file without
-// what an earlier run added, each registration file reduced to its
-// package clause, and go.mod as the user wrote it.
+// what an earlier run added, and each registration file reduced to its
+// package clause. go.mod stays as it is: once the go line is raised (and
+// the user required the runtime), the old line cannot build; the inlining
+// analysis compiles at the old language version instead (langFlags).
 func analysisOverlay(m *mainModule, jobs []*pkgJob) (map[string][]byte, error) {
 	ov := map[string][]byte{}
 	if m == nil {
 		return ov, nil
 	}
-	if string(m.plain) != string(m.gomod) {
-		ov[filepath.Join(m.root, "go.mod")] = m.plain
-	}
 	var errs []error
-	for _, p := range m.outside(jobs) {
+	for _, p := range m.outside(paths(jobs)) {
 		dir := dirOf(p)
 		if dir == "" {
 			continue
@@ -172,6 +173,17 @@ func analysisOverlay(m *mainModule, jobs []*pkgJob) (map[string][]byte, error) {
 		}
 	}
 	return ov, errors.Join(errs...)
+}
+
+// langFlags returns the go build flags that compile the main module's
+// packages at the language version of its go line as the user wrote it,
+// where meterinject raised it: the sources the analyses see have no
+// header (see golines.go).
+func (m *mainModule) langFlags(base string) []string {
+	if m == nil || string(m.plain) == string(m.gomod) {
+		return nil
+	}
+	return []string{"-gcflags=" + m.path + "/...=" + base + " -lang=" + langTag(m.line)}
 }
 
 // plainSource returns src without anything meterinject adds: the
@@ -222,10 +234,10 @@ func startsNamed(f *ast.File) bool {
 // the main module's packages outside the run start: roots, as those that
 // go statements in the run start. Only packages with such a statement are
 // type-checked.
-func outsideRoots(o *Options, m *mainModule, jobs []*pkgJob, overlay map[string][]byte) (map[string]bool, error) {
+func outsideRoots(o *Options, m *mainModule, run map[string]bool, overlay map[string][]byte) (map[string]bool, error) {
 	roots := map[string]bool{}
 	var candidates []string
-	for _, p := range m.outside(jobs) {
+	for _, p := range m.outside(run) {
 		dir := dirOf(p)
 		if dir == "" {
 			continue

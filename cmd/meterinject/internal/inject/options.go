@@ -34,6 +34,7 @@ type Options struct {
 type Summary struct {
 	Name         string // the packages, under go generate (see name)
 	Packages     int
+	Cached       int // packages an overlay run took from the cache
 	Files        int
 	Instrumented int
 	Skipped      map[string]int // by reason

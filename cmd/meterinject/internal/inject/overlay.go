@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -13,66 +12,6 @@ import (
 	"sort"
 	"strings"
 )
-
-// overlay writes instrumented copies and the overlay file. Packages of the
-// main module are overlaid file by file. A dependency module is copied to
-// the cache, instrumented there, and reached through a replace in an
-// overlaid go.mod: Go refuses overlays beneath GOMODCACHE.
-//
-// Everything it writes under the cache is content-addressed: a file, a
-// module copy or a go.mod is stored under the hash of what it holds, and
-// never changed once written. Two runs that produce different text write
-// to different places, so an overlay file always builds what its own run
-// wrote; two runs that produce the same text share it.
-func overlay(o *Options, rt *runtimeInfo, mod *mainModule, lines *goLines, jobs []*pkgJob) error {
-	if mod == nil {
-		return errors.New("-overlay needs a module: no go.mod found")
-	}
-	cache, err := cacheDir(o)
-	if err != nil {
-		return err
-	}
-	var mainJobs, depJobs []*pkgJob
-	for _, j := range jobs {
-		if j.module == nil || j.module.Main {
-			mainJobs = append(mainJobs, j)
-		} else {
-			depJobs = append(depJobs, j)
-		}
-	}
-	deps, err := copyDeps(o, cache, depJobs)
-	if err != nil {
-		return err
-	}
-	cs, err := lines.changes(o, mod, plan(o, mainJobs), false)
-	if err != nil {
-		return err
-	}
-	replace := map[string]string{}
-	for _, c := range cs {
-		if c.new == nil {
-			replace[c.path] = ""
-			continue
-		}
-		p, err := storeFile(cache, filepath.Base(c.path), c.new)
-		if err != nil {
-			return err
-		}
-		replace[c.path] = p
-	}
-	gomod, err := lines.goMod(o, mod)
-	if err != nil {
-		return err
-	}
-	if err := overlayGoMod(o, cache, mod, gomod, rt.dir, deps, replace); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(map[string]any{"Replace": replace}, "", "\t")
-	if err != nil {
-		return err
-	}
-	return writeAtomic(o.Overlay, append(data, '\n'))
-}
 
 // cacheDir returns the directory of instrumented copies: -cache, or the
 // user cache dir's meterinject.
@@ -110,34 +49,21 @@ func storeFile(cache, name string, data []byte) (string, error) {
 	return p, writeAtomic(p, data)
 }
 
+// depModule is a dependency module with instrumented packages.
+type depModule struct {
+	path, version, dir string
+	local              bool     // a directory, not a version
+	changes            []change // of its instrumented packages
+}
+
 // copyDeps makes, for each dependency module, an instrumented copy under
 // <cache>/mod/<path>@<version>-<hash>, where the hash covers the module's
 // identity and every file meterinject changes in it. It returns module
-// path → copy.
-func copyDeps(o *Options, cache string, jobs []*pkgJob) (map[string]string, error) {
-	type mod struct {
-		path, version, dir string
-		local              bool
-		changes            []change
-	}
-	mods := map[string]*mod{}
-	var order []string
-	for _, j := range jobs {
-		m := mods[j.module.Path]
-		if m == nil {
-			src := j.module
-			if src.Replace != nil {
-				src = src.Replace
-			}
-			m = &mod{path: j.module.Path, version: j.module.Version, dir: src.Dir, local: src.Version == ""}
-			mods[j.module.Path] = m
-			order = append(order, j.module.Path)
-		}
-		m.changes = append(m.changes, plan(o, []*pkgJob{j})...)
-	}
+// path → copy. Copies are content-addressed too: never changed once
+// complete.
+func copyDeps(cache string, mods []*depModule) (map[string]string, error) {
 	out := map[string]string{}
-	for _, path := range order {
-		m := mods[path]
+	for _, m := range mods {
 		parts := []string{m.path, m.version}
 		if m.local {
 			// A directory, not an immutable version: its files count.

@@ -45,6 +45,12 @@ func Run(o *Options) (*Summary, error) {
 			}
 		}
 	}
+	if o.Overlay != "" && !o.Remove {
+		if err := overlayRun(o, sum, mod, rt, lines, leftOut, model); err != nil {
+			return nil, err
+		}
+		return sum, nil
+	}
 	jobs, outside, err := load(o, sum, leftOut, mod)
 	if err != nil {
 		return nil, err
@@ -58,15 +64,11 @@ func Run(o *Options) (*Summary, error) {
 	if !o.Remove {
 		inl := inlineSet{}
 		if !o.All {
-			root := ""
-			if mod != nil {
-				root = mod.root
-			}
-			if inl, err = inlinable(o, root, jobs, outside); err != nil {
+			if inl, err = inlinable(o, mod, jobs, outside); err != nil {
 				return nil, err
 			}
 		}
-		roots, err := outsideRoots(o, mod, jobs, outside)
+		roots, err := outsideRoots(o, mod, paths(jobs), outside)
 		if err != nil {
 			return nil, err
 		}
@@ -78,9 +80,6 @@ func Run(o *Options) (*Summary, error) {
 			sum.Files += len(g.files)
 			sum.Instrumented += len(g.sites)
 		}
-	}
-	if o.Overlay != "" {
-		return sum, overlay(o, rt, mod, lines, jobs)
 	}
 	cs := plan(o, jobs)
 	if mod != nil {
@@ -162,6 +161,9 @@ func (s *Summary) String() string {
 		fmt.Fprintf(&b, "%s%s: instrumentation removed, %s changed",
 			pkgs, plural(s.Files, "file"), plural(s.Changed, "file"))
 		return b.String()
+	}
+	if s.Cached > 0 {
+		pkgs = strings.TrimSuffix(pkgs, ", ") + fmt.Sprintf(" (%d from the cache), ", s.Cached)
 	}
 	fmt.Fprintf(&b, "%s%s, %s instrumented",
 		pkgs, plural(s.Files, "file"), plural(s.Instrumented, "function"))
