@@ -62,10 +62,10 @@ type pkgEntry struct {
 // cacheRun is one overlay run's view of the cache.
 type cacheRun struct {
 	dir  string
-	env  string             // hash of what every key shares
-	read map[string][]byte  // file contents read this run
-	hash map[string]string  // directory → hash of its .go files, tests included
-	api  map[string]string  // directory → hash of its .go files but tests
+	env  string              // hash of what every key shares
+	read map[string][]byte   // file contents read this run
+	hash map[string]string   // directory → hash of its .go files, tests included
+	api  map[string]string   // directory → hash of its .go files but tests
 	imps map[string][]string // directory → import paths of its files but tests (all with tests)
 }
 

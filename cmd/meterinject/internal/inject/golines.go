@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"go/build/constraint"
+	"go/parser"
 	"go/token"
 	"go/version"
 	"os"
@@ -47,8 +48,19 @@ import (
 // next run) can give go.mod back; the header of a source file is
 // recognised by its //meter:lang line.
 
-// headerRE matches the header that addHeader writes.
-var headerRE = regexp.MustCompile(`^//go:build [^\n]*\n\n//meter:lang go[0-9][^\n]*\n//line :1:1\n`)
+// The header's marker: the line before its //line directive.
+const (
+	langMarker    = "//meter:lang "
+	langMarkerEnd = " (meterinject: the module's go line before it was raised)"
+	langMarkerSep = " (meterinject: the module's go line before it was raised; the // above is meterinject's)"
+)
+
+// headerTop matches the first lines of a header: the constraint, a blank
+// line.
+var headerTop = regexp.MustCompile(`^//go:build [^\n]*\n\n`)
+
+// headerMarker matches the marker and the //line directive after it.
+var headerMarker = regexp.MustCompile(`(?m)^//meter:lang go[0-9][^\n]*\n//line [^\n]*\n`)
 
 const bom = "\ufeff"
 
@@ -151,6 +163,12 @@ const (
 // addHeader gives src, a file of a module whose go line was lang, its
 // language version back: see the comment at the top of this file. path
 // is for errors.
+//
+// The header is gofmt-clean where the file was: the constraint comes
+// first, followed by a blank line (gofmt's place for it); the marker and
+// the //line directive follow, or, where the file starts with its package
+// doc comment, they end that comment, after a "//" line (gofmt moves
+// directives to the end of a doc comment).
 func addHeader(path string, src []byte, lang string) ([]byte, error) {
 	body := src
 	lead := ""
@@ -183,33 +201,106 @@ func addHeader(path string, src []byte, lang string) ([]byte, error) {
 	if own != nil {
 		x = &constraint.AndExpr{X: x, Y: own}
 	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, body, parser.PackageClauseOnly|parser.ParseComments)
+	if err != nil {
+		return nil, err
+	}
+	ls := newLines(body, f)
+	// Where the marker and the //line directive go, and what that
+	// directive says.
+	at, sep := 0, false
+	line := ls.lineDirective(0)
+	if lead != "" {
+		line = "//line :1:" + strconv.Itoa(1+len(bom)) + "\n" // the compiler counts the BOM's bytes
+	}
+	if d := f.Doc; d != nil && fset.Position(d.Pos()).Line == 1 && strings.HasPrefix(d.List[0].Text, "//") {
+		end := fset.Position(d.End()).Offset
+		at = len(body)
+		if i := bytes.IndexByte(body[end:], '\n'); i >= 0 {
+			at = end + i + 1
+		}
+		text, last := false, false
+		for _, c := range d.List {
+			last = isDocDirective(c.Text)
+			text = text || !last
+		}
+		sep = text && !last
+		if at < len(body) {
+			line = ls.lineDirective(at)
+		}
+	}
 	var b bytes.Buffer
 	b.WriteString(lead)
 	b.WriteString("//go:build " + x.String() + "\n\n")
-	b.WriteString("//meter:lang " + langTag(lang) + " (the module's go line before meterinject raised it)\n")
-	b.WriteString("//line :1:1\n")
-	last := 0
-	disable := func(off int, repl string, n int) {
-		b.Write(body[last:off])
-		b.WriteString(repl)
-		last = off + n
+	insert := func() {
+		if sep {
+			b.WriteString("//\n" + langMarker + langTag(lang) + langMarkerSep + "\n")
+		} else {
+			b.WriteString(langMarker + langTag(lang) + langMarkerEnd + "\n")
+		}
+		b.WriteString(line)
 	}
+	if at == 0 {
+		insert()
+	}
+	// The file's own constraint lines, disabled; the marker at its place.
 	offs := append([]int{}, plus...)
 	if gb >= 0 {
 		offs = append(offs, gb)
 	}
 	sort.Ints(offs)
+	last := 0
+	inserted := at == 0
 	for _, off := range offs {
+		if !inserted && at <= off {
+			b.Write(body[last:at])
+			insert()
+			last, inserted = at, true
+		}
+		b.Write(body[last:off])
 		if off == gb {
-			disable(off, disabledGoBuild, len("//go:build"))
+			b.WriteString(disabledGoBuild)
+			last = off + len("//go:build")
 			continue
 		}
 		// "//" then blanks then "+build": keep the blanks, drop the '+'.
 		i := bytes.Index(body[off:], []byte("+build"))
-		disable(off, disabledPrefix+string(body[off+2:off+i])+"-", i+1)
+		b.WriteString(disabledPrefix + string(body[off+2:off+i]) + "-")
+		last = off + i + 1
+	}
+	if !inserted {
+		b.Write(body[last:at])
+		insert()
+		last = at
 	}
 	b.Write(body[last:])
 	return b.Bytes(), nil
+}
+
+// isDocDirective reports whether a comment line is a directive to gofmt's
+// doc comment formatting (go/printer's isDirective).
+func isDocDirective(c string) bool {
+	c, ok := strings.CutPrefix(c, "//")
+	if !ok {
+		return false
+	}
+	if strings.HasPrefix(c, "line ") || strings.HasPrefix(c, "extern ") || strings.HasPrefix(c, "export ") {
+		return true
+	}
+	colon := strings.Index(c, ":")
+	if colon <= 0 || colon+1 >= len(c) {
+		return false
+	}
+	for i := 0; i <= colon+1; i++ {
+		if i == colon {
+			continue
+		}
+		if b := c[i]; !('a' <= b && b <= 'z' || '0' <= b && b <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // stripHeader takes out the header addHeader wrote, and enables the file's
@@ -219,21 +310,37 @@ func stripHeader(src []byte) ([]byte, bool) {
 	if bytes.HasPrefix(body, []byte(bom)) {
 		body, lead = body[len(bom):], []byte(bom)
 	}
-	m := headerRE.Find(body)
+	top := headerTop.Find(body)
+	if top == nil {
+		return src, false
+	}
+	m := headerMarker.FindIndex(body[len(top):])
 	if m == nil {
 		return src, false
 	}
-	body = body[len(m):]
+	from, to := len(top)+m[0], len(top)+m[1]
+	marker, _, _ := strings.Cut(string(body[from:to]), "\n")
+	switch {
+	case strings.HasSuffix(marker, langMarkerSep):
+		if !bytes.HasSuffix(body[:from], []byte("\n//\n")) {
+			return src, false
+		}
+		from -= len("//\n")
+	case strings.HasSuffix(marker, langMarkerEnd):
+	default:
+		return src, false
+	}
+	rest := append(append([]byte{}, body[len(top):from]...), body[to:]...)
 	var b bytes.Buffer
 	b.Write(lead)
 	// The disabled lines are in the leading comments.
 	off := 0
-	for off < len(body) {
-		next := len(body)
-		if i := bytes.IndexByte(body[off:], '\n'); i >= 0 {
+	for off < len(rest) {
+		next := len(rest)
+		if i := bytes.IndexByte(rest[off:], '\n'); i >= 0 {
 			next = off + i + 1
 		}
-		l := body[off:next]
+		l := rest[off:next]
 		t := bytes.TrimLeft(l, " \t")
 		indent := l[:len(l)-len(t)]
 		trimmed := bytes.TrimSpace(t)
@@ -243,17 +350,17 @@ func stripHeader(src []byte) ([]byte, bool) {
 			b.WriteString("//go:build")
 			b.Write(t[len(disabledGoBuild):])
 		case bytes.HasPrefix(t, []byte(disabledPrefix)) && bytes.HasPrefix(bytes.TrimLeft(t[len(disabledPrefix):], " \t"), []byte("-build")):
-			rest := t[len(disabledPrefix):]
-			blanks := rest[:len(rest)-len(bytes.TrimLeft(rest, " \t"))]
+			r := t[len(disabledPrefix):]
+			blanks := r[:len(r)-len(bytes.TrimLeft(r, " \t"))]
 			b.Write(indent)
 			b.WriteString("//")
 			b.Write(blanks)
 			b.WriteString("+")
-			b.Write(rest[len(blanks)+1:])
+			b.Write(r[len(blanks)+1:])
 		case len(trimmed) == 0 || bytes.HasPrefix(trimmed, []byte("//")):
 			b.Write(l)
 		default:
-			b.Write(body[off:])
+			b.Write(rest[off:])
 			return b.Bytes(), true
 		}
 		off = next
@@ -384,11 +491,12 @@ func raiseGoMod(path string, plain []byte, need string, keep []string) ([]byte, 
 			b.WriteString(strings.Join(lines, "\n"))
 			return b.Bytes(), nil
 		}
+		// rest starts with the '\n' of the replaced line's end.
 		eol := "\n"
-		if bytes.HasPrefix(rest, []byte("\r\n")) {
+		if to > 0 && plain[to-1] == '\r' {
 			eol = "\r\n"
 		}
-		b.WriteString(strings.Join(lines, eol))
+		b.WriteString(strings.Join(lines, eol) + strings.TrimSuffix(eol, "\n"))
 		b.Write(rest)
 		return b.Bytes(), nil
 	}

@@ -26,8 +26,8 @@ type Options struct {
 	// BuildFlags are go build flags the analyses use, as the build will
 	// (-tags).
 	BuildFlags []string
-	Stdout   io.Writer
-	Stderr   io.Writer
+	Stdout     io.Writer
+	Stderr     io.Writer
 }
 
 // Summary counts what a run did.

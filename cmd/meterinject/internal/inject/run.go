@@ -105,7 +105,7 @@ func Run(o *Options) (*Summary, error) {
 func refuseModCache(jobs []*pkgJob) error {
 	for _, j := range jobs {
 		if j.module != nil && !j.module.Main && j.module.Replace == nil {
-			return fmt.Errorf("%s: in the module cache (module %s); use -overlay", j.dir, j.module.Path)
+			return fmt.Errorf("%s: in the module cache (module %s), which is never written: instrument it with meterinject -deps %s/... go build|test|run ..., or with -overlay", j.dir, j.module.Path, j.module.Path)
 		}
 	}
 	return nil

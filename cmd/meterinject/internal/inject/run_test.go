@@ -92,25 +92,6 @@ func TestDryRun(t *testing.T) {
 	}
 }
 
-// TestGoLineBelowRuntime: a module whose go line is below the runtime's
-// is refused with one line naming both, in place and with -overlay, and
-// nothing is written.
-func TestGoLineBelowRuntime(t *testing.T) {
-	dir := writeModule(t, map[string]string{"a.go": simpleSrc, "go.mod": "module example.com/old\n\ngo 1.16\n"})
-	before := snapshot(t, dir)
-	for _, ov := range []string{"", filepath.Join(t.TempDir(), "o.json")} {
-		_, err := Run(&Options{Dir: dir, Runtime: repoRoot(t), Overlay: ov, Cache: t.TempDir(), Stderr: &bytes.Buffer{}})
-		if err == nil {
-			t.Fatal("a go 1.16 module was instrumented")
-		}
-		msg := err.Error()
-		if strings.Count(msg, "\n") > 0 || !strings.Contains(msg, "go 1.16") || !strings.Contains(msg, "go "+runtimeGoLine(t)) {
-			t.Errorf("want one line naming go 1.16 and the runtime's go %s, got:\n%s", runtimeGoLine(t), msg)
-		}
-	}
-	sameTree(t, "refused", before, snapshot(t, dir))
-}
-
 // TestOverlayWritesNothingOfTheUsers: -overlay writes nothing in the
 // user's folders (no binary from the inlining analysis, no registration
 // file, no go.mod change), keeps the user's go line in the overlaid
