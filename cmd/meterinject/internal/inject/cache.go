@@ -63,10 +63,10 @@ type pkgEntry struct {
 type cacheRun struct {
 	dir  string
 	env  string              // hash of what every key shares
-	read map[string][]byte   // file contents read this run
 	hash map[string]string   // directory → hash of its .go files, tests included
 	api  map[string]string   // directory → hash of its .go files but tests
-	imps map[string][]string // directory → import paths of its files but tests (all with tests)
+	imps map[string][]string // directory → import paths of its files but tests
+	timp map[string][]string // directory → import paths of its test files
 }
 
 var selfHash = sync.OnceValues(func() (string, error) {
@@ -167,13 +167,13 @@ func newCacheRun(o *Options, cache string, mod *mainModule, goenv map[string]str
 			parts = append(parts, "replace="+r.Old.Path+"="+dir, h)
 		}
 	}
-	return &cacheRun{dir: cache, env: hashOf(parts...), read: map[string][]byte{},
-		hash: map[string]string{}, api: map[string]string{}, imps: map[string][]string{}}, nil
+	return &cacheRun{dir: cache, env: hashOf(parts...), hash: map[string]string{}, api: map[string]string{},
+		imps: map[string][]string{}, timp: map[string][]string{}}, nil
 }
 
 // scanDir reads the .go files of dir once: their hashes (with and
 // without tests) and their imports.
-func (c *cacheRun) scanDir(dir string, tests bool) error {
+func (c *cacheRun) scanDir(dir string) error {
 	if _, ok := c.hash[dir]; ok {
 		return nil
 	}
@@ -183,21 +183,17 @@ func (c *cacheRun) scanDir(dir string, tests bool) error {
 	}
 	sort.Strings(names)
 	var all, api []string
-	imps := map[string]bool{}
+	imps, timp := map[string]bool{}, map[string]bool{}
 	for _, p := range names {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		c.read[p] = b
 		base := filepath.Base(p)
 		all = append(all, base, string(b))
 		isTest := strings.HasSuffix(base, "_test.go")
 		if !isTest {
 			api = append(api, base, string(b))
-		}
-		if isTest && !tests {
-			continue
 		}
 		f, err := parser.ParseFile(token.NewFileSet(), p, b, parser.ImportsOnly)
 		if err != nil {
@@ -205,29 +201,43 @@ func (c *cacheRun) scanDir(dir string, tests bool) error {
 		}
 		for _, i := range f.Imports {
 			if path, err := strconv.Unquote(i.Path.Value); err == nil {
-				imps[path] = true
+				if isTest {
+					timp[path] = true
+				} else {
+					imps[path] = true
+				}
 			}
 		}
 	}
 	c.hash[dir] = hashOf(all...)
 	c.api[dir] = hashOf(api...)
-	for p := range imps {
-		c.imps[dir] = append(c.imps[dir], p)
-	}
-	sort.Strings(c.imps[dir])
+	c.imps[dir], c.timp[dir] = sortedKeys(imps), sortedKeys(timp)
 	return nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // key is the cache key of the listed package p.
 func (c *cacheRun) key(o *Options, mod *mainModule, p *packages.Package) (string, error) {
 	dir := dirOf(p)
-	if err := c.scanDir(dir, o.Tests); err != nil {
+	if err := c.scanDir(dir); err != nil {
 		return "", err
 	}
 	parts := []string{c.env, p.PkgPath, dir, c.hash[dir]}
-	// The main module's packages it imports, directly or not.
+	// The main module's packages it imports, directly or not (its tests'
+	// too, when they are instrumented).
 	seen := map[string]bool{p.PkgPath: true}
 	queue := append([]string{}, c.imps[dir]...)
+	if o.Tests {
+		queue = append(queue, c.timp[dir]...)
+	}
 	var deps []string
 	for len(queue) > 0 {
 		path := queue[0]
@@ -237,7 +247,7 @@ func (c *cacheRun) key(o *Options, mod *mainModule, p *packages.Package) (string
 		}
 		seen[path] = true
 		d := dirOf(mod.pkgs[path])
-		if err := c.scanDir(d, false); err != nil {
+		if err := c.scanDir(d); err != nil {
 			return "", err
 		}
 		deps = append(deps, path+"="+c.api[d])
