@@ -40,11 +40,9 @@ cd "$ROOT"
 $GO build -o "$WORK/agreement" ./bench/agreement
 cd "$ROOT/example"
 $GO mod download
-"$WORK/meterinject" -overlay "$WORK/goldmark.json" -cache "$WORK/goldmark-cache" -runtime "$ROOT" \
-	. github.com/yuin/goldmark/... >/dev/null
-$GO build -overlay "$WORK/goldmark.json" -o "$WORK/goldmark" .
-"$WORK/meterinject" -overlay "$WORK/service.json" -cache "$WORK/service-cache" -runtime "$ROOT" ./service >/dev/null
-$GO build -overlay "$WORK/service.json" -o "$WORK/service" ./service
+"$WORK/meterinject" -cache "$WORK/cache" -runtime "$ROOT" -deps 'github.com/yuin/goldmark/...' \
+	go build -o "$WORK/goldmark" .
+"$WORK/meterinject" -cache "$WORK/cache" -runtime "$ROOT" go build -o "$WORK/service" ./service
 $GO build -o "$WORK/load" ./service # the load generator, plain
 
 serve=()

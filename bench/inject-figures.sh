@@ -5,8 +5,9 @@
 # (bench/yamlwork) and goldmark rendering its own benchmark document
 # (example/bench_test.go, BenchmarkRender).
 #
-# For each workload: plain; instrumented (default selection, -overlay) with
-# every probe disabled (METER_ENABLED=false); at default properties with
+# For each workload: plain; instrumented (default selection: yaml through
+# meterinject go, goldmark's packages through -overlay) with every probe
+# disabled (METER_ENABLED=false); at default properties with
 # the hotspot thresholds scaled by 50 (METER_HOTSPOT_THRESHOLD=500
 # METER_HOTSPOT_THRESHOLD_INHERENT=100: under valgrind time runs about 50
 # times slower, and unscaled thresholds find nearly every function hot);
@@ -27,7 +28,7 @@
 #   FIG_WORK keeps the work dir; FIG_N1, FIG_N2 set the ops; FIG_GOGC the
 #   collector (off by default: FIG_GOGC=100 as programs run); FIG_RUNTIME
 #   names another runtime checkout; FIG_GO_LINE sets the workloads' go line
-#   (their go.mod must be on the runtime's go line or later).
+#   (below the runtime's, meterinject keeps each file's language version).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,18 +61,23 @@ export GOLDMARK_DATA="$GM/_benchmark/cmark/_data.md"
 # of the workload when given N.
 build() {
 	local w=$1 v=$2; shift 2
-	local ov=()
-	if [ "$v" != plain ]; then
-		# the workload's main too, so that the model is written at exit
-		local pkgs=". gopkg.in/yaml.v3"
-		[ "$w" = goldmark ] && pkgs=github.com/yuin/goldmark/...
-		(cd "$WORK/$w" && "$MI" "$@" -overlay "$WORK/$w/$v.json" -cache "$WORK/cache" -runtime "$RT" $pkgs 2> "$WORK/$w/$v.summary")
-		ov=(-overlay "$WORK/$w/$v.json")
-	fi
-	if [ "$w" = yaml ]; then
-		(cd "$WORK/$w" && $GO build "${ov[@]}" -o "$WORK/$w/$v" .)
+	if [ "$v" = plain ]; then
+		if [ "$w" = yaml ]; then
+			(cd "$WORK/$w" && $GO build -o "$WORK/$w/$v" .)
+		else
+			(cd "$WORK/$w" && $GO test -c -o "$WORK/$w/$v" .)
+		fi
+	elif [ "$w" = yaml ]; then
+		# the workload's main too (meterinject go instruments the main
+		# module), so that the model is written at exit
+		(cd "$WORK/$w" && "$MI" "$@" -cache "$WORK/cache" -runtime "$RT" -deps gopkg.in/yaml.v3 \
+			go build -o "$WORK/$w/$v" . 2> "$WORK/$w/$v.summary")
 	else
-		(cd "$WORK/$w" && $GO test -c "${ov[@]}" -o "$WORK/$w/$v" .)
+		# goldmark's packages only: the benchmark's own package stays
+		# plain, which meterinject go would instrument with the module
+		(cd "$WORK/$w" && "$MI" "$@" -overlay "$WORK/$w/$v.json" -cache "$WORK/cache" -runtime "$RT" \
+			github.com/yuin/goldmark/... 2> "$WORK/$w/$v.summary")
+		(cd "$WORK/$w" && $GO test -c -overlay "$WORK/$w/$v.json" -o "$WORK/$w/$v" .)
 	fi
 }
 # ops WORKLOAD VARIANT N ENV...: run N ops
@@ -110,8 +116,8 @@ for w in yaml goldmark; do
 		ops "$w" end "$N1" METER_HOTSPOT_ENABLED=false METER_EXPORT_CSV="$WORK/$w/fire.csv" > /dev/null
 	else
 		mkdir -p "$WORK/$w/data" && cp "$GOLDMARK_DATA" "$WORK/$w/data/"
-		(cd "$WORK/$w" && "$MI" -overlay "$WORK/$w/prog.json" -cache "$WORK/cache" -runtime "$RT" . github.com/yuin/goldmark/... 2> /dev/null &&
-			$GO build -overlay "$WORK/$w/prog.json" -o "$WORK/$w/prog" .)
+		(cd "$WORK/$w" && "$MI" -cache "$WORK/cache" -runtime "$RT" -deps 'github.com/yuin/goldmark/...' \
+			go build -o "$WORK/$w/prog" . 2> /dev/null)
 		METER_HOTSPOT_ENABLED=false METER_EXPORT_CSV="$WORK/$w/fire.csv" "$WORK/$w/prog" -plain -n "$N1" -corpus "$WORK/$w/data" > /dev/null
 	fi
 	fired=$(awk -F, -v n="$N1" 'NR > 1 && $1 !~ /^main\./ { s += $2 } END { printf "%d", s / n }' "$WORK/$w/fire.csv")

@@ -56,12 +56,12 @@ W=${1:-yaml}
 case $W in
 yaml)
 	cp -r "$ROOT/bench/yamlwork" "$tmp/w"
-	pkgs=". gopkg.in/yaml.v3"
+	deps=gopkg.in/yaml.v3
 	args=()
 	;;
 goldmark)
 	cp -r "$ROOT/example" "$tmp/w"
-	pkgs=". github.com/yuin/goldmark/..."
+	deps=github.com/yuin/goldmark/...
 	(cd "$tmp/w" && $GO mod download)
 	mkdir "$tmp/data"
 	cp "$(cd "$tmp/w" && $GO list -m -f '{{.Dir}}' github.com/yuin/goldmark)/_benchmark/cmark/_data.md" "$tmp/data/"
@@ -74,9 +74,8 @@ goldmark)
 esac
 cd "$tmp/w"
 $GO mod download
-"$tmp/meterinject" -overlay "$tmp/end.json" -cache "$tmp/cache" -runtime "$ROOT" $pkgs 2>/dev/null
 $GO build -o "$tmp/plain" .
-$GO build -overlay "$tmp/end.json" -o "$tmp/end" .
+"$tmp/meterinject" -cache "$tmp/cache" -runtime "$ROOT" -deps "$deps" go build -o "$tmp/end" . 2>/dev/null
 
 # ir BINARY N ENV...: instructions for N ops
 ir() {

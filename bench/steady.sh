@@ -19,9 +19,8 @@ export GOWORK=off
 (cd "$ROOT/cmd/meterinject" && $GO build -o "$tmp/meterinject" .)
 cd "$ROOT/example"
 $GO mod download
-"$tmp/meterinject" -overlay "$tmp/overlay.json" -cache "$tmp/cache" -runtime "$ROOT" . github.com/yuin/goldmark/... 2>/dev/null
 $GO build -o "$tmp/plain" .
-$GO build -overlay "$tmp/overlay.json" -o "$tmp/instrumented" .
+"$tmp/meterinject" -cache "$tmp/cache" -runtime "$ROOT" -deps 'github.com/yuin/goldmark/...' go build -o "$tmp/instrumented" . 2>/dev/null
 count() { # binary rounds gogc → instructions
 	GOGC=$3 GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 METER_HOTSPOT_THRESHOLD=500 METER_HOTSPOT_THRESHOLD_INHERENT=100 \
 		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$tmp/$1" -n "$2" -corpus "$ROOT/example/corpus" 2>&1 >/dev/null |

@@ -5,10 +5,11 @@
 #   bench/realworld/run.sh [ci|all]     the modules of modules.txt (default ci)
 #
 # Each module's packages are tested as a dependency of a small wrapper
-# module on the runtime's go line (or the module's own, if higher):
-# meterinject refuses a main module whose go line is below the runtime's,
-# and the module's code keeps its own language version either way.
-#   1. the suite runs plain;
+# module on the runtime's go line (or the module's own, if higher), which
+# reaches them through meterinject's instrumented copies of the module,
+# as a service's owner instruments a library; and as the main module, as
+# the library's authors instrument it, whatever its go line:
+#   1. the suite runs plain, as a dependency;
 #   2. instrumented through -overlay with REALWORLD_FLAGS (default -all:
 #      every function) and the module's own flags from modules.txt, it runs
 #      three times, unchanged: at default properties, with
@@ -26,10 +27,17 @@
 #      A test listed under its module with `except` in modules.txt is left
 #      out of the comparison and shown in the table;
 #   3. a copy instrumented in place (-tests), twice, then -remove, is byte
-#      for byte the module again (diff -r; the copy's go line is raised to
-#      the runtime's first where it is lower, as a user would before
-#      instrumenting in place, and go.mod and go.sum are left out of the
-#      comparison), and every file gofmt-clean before stays gofmt-clean.
+#      for byte the module again (diff -r, go.mod included, after go mod
+#      tidy gives the copy what it needs to load; below the runtime's go
+#      line, meterinject raises it and gives each file its old language
+#      version), and every file gofmt-clean before stays gofmt-clean;
+#   4. as the main module, in a copy under a directory named as the module
+#      (tests that check file paths see them end as they do in the module
+#      cache): the suite runs plain, then through meterinject go test with
+#      the same flags at default properties, as its authors would run it;
+#      every test ends as plain, and the copy is left as it was, byte for
+#      byte (nothing of the user's is written). Go commands that the tests
+#      start see the module plain.
 # Every go test run has -timeout 60m: metering every firing of a suite that
 # runs minutes plain must not end it at the go command's default 10m.
 # At the end, one Markdown row per module (docs/realworld.md's table).
@@ -99,23 +107,32 @@ now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 # passes FILE: how many tests passed in an outcomes file
 passes() { awk '$2 != "-" && $NF == "pass"' "$1" | wc -l | tr -d ' '; }
-# recheck DIFF PROPS: reruns the tests that end differently in DIFF (a
-# diff of outcome files), alone, plain and instrumented, three times each.
-# A difference that every rerun gives back as plain is printed as a flake
-# (returns 0); one that shows again is a difference (returns 1). Uses
-# $out, $mod and $GO of the module under test.
+# recheck DIFF PROPS [main]: reruns the tests that end differently in DIFF
+# (a diff of outcome files), alone, plain and instrumented, three times
+# each: as a dependency in the wrapper, or, with "main", as the main module
+# in $main through meterinject go test. A difference that every rerun gives
+# back as plain is printed as a flake (returns 0); one that shows again is
+# a difference (returns 1). Uses $out, $mod, $main, $flags and $GO of the
+# module under test.
 recheck() {
-	local diff=$1 props=$2 tests pkgs p re i a b
+	local diff=$1 props=$2 route=${3:-wrap} tests pkgs p re i a b
 	tests=$(grep '^[<>]' "$diff" | awk '{t = $3; sub(/\/.*/, "", t); print $2, t}' | sort -u)
 	if echo "$tests" | awk '$2 == "-"' | grep -q .; then return 1; fi
 	pkgs=$(echo "$tests" | awk '{print $1}' | sort -u)
 	for i in 1 2 3; do
 		for p in $pkgs; do
 			re="^($(echo "$tests" | awk -v p="$p" '$1 == p {print $2}' | paste -sd'|' -))\$"
-			a=$($GO test -count=1 -timeout 60m -json -run "$re" "$p" 2>&1 | "$WORK/outcomes")
-			# shellcheck disable=SC2086 # props are words
-			b=$(env $props GOFLAGS="-overlay=$out/overlay-nested.json ${GOFLAGS:-}" \
-				$GO test -overlay "$out/overlay.json" -count=1 -timeout 60m -json -run "$re" "$p" 2>&1 | "$WORK/outcomes")
+			if [ "$route" = main ]; then
+				a=$(cd "$main" && $GO test -count=1 -timeout 60m -json -run "$re" "$p" 2>&1 | "$WORK/outcomes")
+				# shellcheck disable=SC2086 # flags are words
+				b=$(cd "$main" && "$WORK/meterinject" $flags -cache "$out/cache" -runtime "$ROOT" \
+					go test -count=1 -timeout 60m -json -run "$re" "$p" 2> /dev/null | "$WORK/outcomes")
+			else
+				a=$($GO test -count=1 -timeout 60m -json -run "$re" "$p" 2>&1 | "$WORK/outcomes")
+				# shellcheck disable=SC2086 # props are words
+				b=$(env $props GOFLAGS="-overlay=$out/overlay-nested.json ${GOFLAGS:-}" \
+					$GO test -overlay "$out/overlay.json" -count=1 -timeout 60m -json -run "$re" "$p" 2>&1 | "$WORK/outcomes")
+			fi
 			if [ "$a" != "$b" ]; then
 				echo "      rerun $i of $p alone still differs:"; diff <(echo "$a") <(echo "$b") | grep '^[<>]' | head -10 | sed 's/^/      /'
 				return 1
@@ -176,7 +193,7 @@ for mv in $MODULES; do
 	# shellcheck disable=SC2086 # flags are words
 	"$WORK/meterinject" $flags -overlay "$out/overlay.json" -cache "$out/cache" -runtime "$ROOT" "$mod/..." 2> "$out/inject.err" || {
 		cat "$out/inject.err"; echo "   FAIL: meterinject"; fail=1
-		rows+=("| $mv | $modline | | $nplain | | | | | | **meterinject failed** | $(since "$mstart") |")
+		rows+=("| $mv | $modline | | $nplain | | | | | | | **meterinject failed** | $(since "$mstart") |")
 		cd "$ROOT"; continue
 	}
 	sed 's/^/   /' "$out/inject.err"
@@ -234,7 +251,9 @@ for mv in $MODULES; do
 	[ -f "$inplace/go.mod" ] || printf 'module %s\n' "$mod" > "$inplace/go.mod"
 	ip=ok
 	# shellcheck disable=SC2086 # flags are words
-	if ! (cd "$inplace" && $GO mod edit -go="$(higher "$rtline" "$(goline "$inplace")")" && { $GO mod tidy > /dev/null 2>&1 || true; } &&
+	# (go mod tidy writes a go line where there was none: it goes again.)
+	noline=$(grep -q '^go ' "$inplace/go.mod" || echo 1)
+	if ! (cd "$inplace" && { $GO mod tidy > /dev/null 2>&1 || true; } && { [ -z "$noline" ] || $GO mod edit -go=none; } && cp go.mod "$out/inplace.go.mod" &&
 		gofmt -l . | sort > "$out/gofmt.before" &&
 		"$WORK/meterinject" $flags -tests ./... 2> "$out/inplace.err" && gofmt -l . | sort > "$out/gofmt.after" &&
 		"$WORK/meterinject" $flags -tests ./... 2>> "$out/inplace.err" && "$WORK/meterinject" -remove -tests ./... 2>> "$out/inplace.err"); then
@@ -244,23 +263,56 @@ for mv in $MODULES; do
 	if [ -n "$unformatted" ]; then
 		echo "   FAIL: gofmt-clean files no longer are after instrumentation:"; echo "$unformatted" | head; ip=fail; result=FAIL; fail=1
 	fi
-	if diff -r -x go.mod -x go.sum "$out/pristine" "$inplace" > "$out/inplace.diff"; then
-		echo "   in place, then -remove: identical bytes; gofmt-clean files stay clean"
+	if diff -r -x go.mod -x go.sum "$out/pristine" "$inplace" > "$out/inplace.diff" &&
+		diff "$out/inplace.go.mod" "$inplace/go.mod" >> "$out/inplace.diff"; then
+		echo "   in place, then -remove: identical bytes (go $(goline "$inplace")); gofmt-clean files stay clean"
 	else
 		echo "   FAIL: in place, then -remove, differs:"; head -20 "$out/inplace.diff"; ip=fail; result=FAIL; fail=1
 	fi
 	tinplace=$(since "$t")
+
+	# As the main module: plain, then meterinject go test, in one copy.
+	t=$(now)
+	main="$out/main/$mod"
+	mkdir -p "$(dirname "$main")"
+	cp -r "$out/pristine" "$main"
+	[ -f "$main/go.mod" ] || printf 'module %s\n' "$mod" > "$main/go.mod"
+	(cd "$main" && find . -type f -exec sha256sum {} + | sort -k2) > "$out/main.sums"
+	(cd "$main" && $GO test -count=1 -timeout 60m -json ${skipargs[@]+"${skipargs[@]}"} ./... > "$out/main-plain.json" 2>&1 || true)
+	# shellcheck disable=SC2086 # flags are words
+	(cd "$main" && "$WORK/meterinject" $flags -cache "$out/cache" -runtime "$ROOT" \
+		go test -count=1 -timeout 60m -json ${skipargs[@]+"${skipargs[@]}"} ./... > "$out/main-inst.json" 2> "$out/main-inject.err" || true)
+	"$WORK/outcomes" -except "$out/except" < "$out/main-plain.json" > "$out/main-plain.out"
+	"$WORK/outcomes" -except "$out/except" < "$out/main-inst.json" > "$out/main-inst.out"
+	mplain=$(passes "$out/main-plain.out")
+	mm="$mplain as plain"
+	if ! grep -q 'functions\{0,1\} instrumented' "$out/main-inject.err"; then
+		echo "   FAIL (main module): meterinject go test:"; sed 's/^/      /' "$out/main-inject.err" | head -20
+		mm="**meterinject failed**"; result=FAIL; fail=1
+	elif ! diff "$out/main-plain.out" "$out/main-inst.out" > "$out/diff-main.txt"; then
+		echo "   FAIL (main module): outcomes differ from plain (< plain, > instrumented):"
+		{ grep '^[<>]' "$out/diff-main.txt" | head -20 | sed 's/^/      /'; } || true
+		if ! recheck "$out/diff-main.txt" "" main; then
+			mm="**differs**"; result=FAIL; fail=1
+		fi
+	else
+		echo "   as the main module (go $(goline "$main")): $mplain tests pass plain, every outcome as plain through meterinject go test ($(grep 'instrumented' "$out/main-inject.err" | head -1 | sed 's/^meterinject: //'))"
+	fi
+	if ! (cd "$main" && find . -type f -exec sha256sum {} + | sort -k2) | diff "$out/main.sums" - > "$out/main.diff"; then
+		echo "   FAIL (main module): meterinject go test wrote in the module:"; head -10 "$out/main.diff"; mm="**wrote files**"; result=FAIL; fail=1
+	fi
+	tmain=$(since "$t")
 	ex=$(cut -f1 "$out/excepts.txt" | awk '{print $2}' | paste -sd, - | sed 's/,/, /g')
 	exn=$(grep -c . "$out/excepts.txt" || true)
 	[ "$exn" -gt 0 ] && ex="$ex ($exn)"
 	[ -f "$out/flakes" ] && result="$result; flaky, did not reproduce: $(sort -u "$out/flakes" | paste -sd, - | sed 's/,/, /g')"
-	rows+=("| $mv | $modline | $probes | $nplain | ${counts[0]} | ${counts[1]} | ${counts[2]} | ${ex:-none} | $ip | **$result** | ${times[0]} / ${times[1]} / ${times[2]} / ${times[3]} / $tinplace |")
+	rows+=("| $mv | $modline | $probes | $nplain | ${counts[0]} | ${counts[1]} | ${counts[2]} | ${ex:-none} | $ip | $mm | **$result** | ${times[0]} / ${times[1]} / ${times[2]} / ${times[3]} / $tinplace / $tmain |")
 	echo "   $mv: $result in $(since "$mstart") s"
 done
 
 echo
-echo "| module | go line | probes | tests passing plain | default | every firing metered | whole chain | exceptions | in place, -remove | result | wall s: plain / default / every / chain / in place |"
-echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |"
+echo "| module | go line | probes | tests passing plain | default | every firing metered | whole chain | exceptions | in place, -remove | main module, meterinject go test | result | wall s: plain / default / every / chain / in place / main module |"
+echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- | --- |"
 printf '%s\n' "${rows[@]}"
 [ -z "${REALWORLD_WORK:-}" ] && rm -rf "$WORK"
 if [ $fail -ne 0 ]; then echo "realworld: FAIL"; exit 1; fi

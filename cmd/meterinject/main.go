@@ -10,11 +10,13 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 
 	"github.com/meterio/meter/cmd/meterinject/internal/inject"
 )
 
-const usage = `usage: meterinject [flags] [packages]
+const usage = `usage: meterinject [flags] go build|test|run|install|vet [go flags] [packages]
+       meterinject [flags] [packages]
 
 meterinject puts one probe into every chosen function of the packages
 (patterns as for go list; default "."), for the meter runtime, and takes it
@@ -23,9 +25,21 @@ the user's, for panics, stack readers, coverage and vet.
 
 Examples:
 
-  In place, as a go generate step: add to one file of the package
+  One command: build, test or run the module instrumented, leaving its
+  sources, go.mod and go.sum alone (flags for meterinject before go, the
+  go command's after it; exit status the go command's):
 
-      //go:generate meterinject
+      meterinject go test ./...
+      meterinject go run ./cmd/app
+      meterinject -deps github.com/yuin/goldmark/... go build -o app ./cmd/app
+
+  Instrumented packages are kept in a cache (the user cache dir's
+  meterinject, or -cache), by content: a second run instruments again only
+  what changed.
+
+  In place, as a go generate step: add to one file at the module's root
+
+      //go:generate meterinject ./...
 
   then run go generate ./... and go mod tidy (once: the registration files
   import github.com/meterio/meter/probe, which needs nothing but the
@@ -50,25 +64,47 @@ Flags:
 `
 
 func main() {
-	o, err := parseFlags(os.Args[1:], os.Stderr)
+	c, err := parseFlags(os.Args[1:], os.Stderr)
 	if err == flag.ErrHelp {
 		os.Exit(0)
 	}
 	if err != nil {
 		fail(err)
 	}
-	sum, err := inject.Run(o)
+	if c.goArgs != nil {
+		code, err := inject.Go(c.o, c.deps, c.goArgs)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "meterinject:", err)
+		}
+		os.Exit(code)
+	}
+	sum, err := inject.Run(c.o)
 	if err != nil {
 		fail(err)
 	}
 	fmt.Fprintln(os.Stderr, sum)
 }
 
-// parseFlags reads the command line into Options.
-func parseFlags(args []string, stderr io.Writer) (*inject.Options, error) {
+// commandLine is what the command line asks for.
+type commandLine struct {
+	o      *inject.Options
+	deps   []string // -deps patterns
+	goArgs []string // "go", subcommand, its arguments; nil without
+}
+
+// patternList is a flag that may be given more than once.
+type patternList []string
+
+func (l *patternList) String() string     { return strings.Join(*l, " ") }
+func (l *patternList) Set(s string) error { *l = append(*l, s); return nil }
+
+// parseFlags reads the command line.
+func parseFlags(args []string, stderr io.Writer) (*commandLine, error) {
 	fs := flag.NewFlagSet("meterinject", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o := &inject.Options{}
+	c := &commandLine{o: o}
+	var deps patternList
 	var include, exclude, shape string
 	fs.BoolVar(&o.Remove, "remove", false, "remove the instrumentation, giving back the original bytes")
 	fs.BoolVar(&o.DryRun, "n", false, "print the diff instead of writing")
@@ -84,6 +120,7 @@ func parseFlags(args []string, stderr io.Writer) (*inject.Options, error) {
 	fs.BoolVar(&o.OTLP, "otlp", false, "link the OTLP export into the program (github.com/meterio/meter/otlp)")
 	fs.BoolVar(&o.Live, "live", false, "link the live page into the program (github.com/meterio/meter/live)")
 	fs.IntVar(&o.SmallMax, "small-max", inject.DefaultSmallMax, "leave out loop-free bodies of at most `statements` that call nothing uninstrumented (-1: none)")
+	fs.Var(&deps, "deps", "with go or -overlay: also instrument the dependency packages `pattern` matches (may be repeated)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
@@ -92,6 +129,25 @@ func parseFlags(args []string, stderr io.Writer) (*inject.Options, error) {
 		return nil, err
 	}
 	o.Patterns = fs.Args()
+	if len(o.Patterns) > 0 && o.Patterns[0] == "go" {
+		c.goArgs, o.Patterns = o.Patterns, nil
+		switch {
+		case o.Remove:
+			return nil, fmt.Errorf("-remove: meterinject go never writes sources, so there is nothing to remove")
+		case o.DryRun, o.Overlay != "":
+			return nil, fmt.Errorf("-n and -overlay do not go with %s: meterinject go writes its own overlay", strings.Join(c.goArgs[:min(2, len(c.goArgs))], " "))
+		}
+	}
+	c.deps = deps
+	if c.goArgs == nil {
+		if len(deps) > 0 && o.Overlay == "" {
+			return nil, fmt.Errorf("-deps: dependencies are instrumented through go or -overlay, never in place")
+		}
+		o.Patterns = append(o.Patterns, deps...)
+	}
+	if o.Remove && o.Overlay != "" {
+		return nil, fmt.Errorf("-remove and -overlay do not go together: an overlay leaves the sources alone")
+	}
 	var err error
 	if include != "" {
 		if o.Include, err = regexp.Compile(include); err != nil {
@@ -109,7 +165,7 @@ func parseFlags(args []string, stderr io.Writer) (*inject.Options, error) {
 	default:
 		return nil, fmt.Errorf("-shape: %q is not end or defer", shape)
 	}
-	return o, nil
+	return c, nil
 }
 
 func fail(err error) {

@@ -33,16 +33,22 @@ func nameSites(j *pkgJob) {
 
 // decide marks each site instrumented or skipped, and numbers the
 // instrumented ones.
-func decide(o *Options, jobs []*pkgJob, inl inlineSet, model map[string]bool, sum *Summary) {
+// roots holds what go statements outside the run start (outsideRoots);
+// calls into mod's packages count as calls into instrumented code
+// (inScope).
+func decide(o *Options, jobs []*pkgJob, inl inlineSet, model map[string]bool, sum *Summary, mod *mainModule, roots map[string]bool) {
 	inSet := map[string]bool{}
 	for _, j := range jobs {
 		inSet[j.path] = true
 	}
-	isIn := func(path string) bool { return inSet[path] }
 	src := newSources()
-	// Roots: what go statements start, in any package of the run.
+	// Roots: what go statements start, in any package of the run or of
+	// the main module.
 	goLits := map[*ast.FuncLit]bool{}
 	goFuncs := map[string]bool{}
+	for k := range roots {
+		goFuncs[k] = true
+	}
 	for _, j := range jobs {
 		for _, g := range j.groups {
 			for _, fj := range g.files {
@@ -51,6 +57,7 @@ func decide(o *Options, jobs []*pkgJob, inl inlineSet, model map[string]bool, su
 		}
 	}
 	for _, j := range jobs {
+		isIn := inScope(mod, inSet, j)
 		var services []*types.Interface
 		servicesDone := false
 		for _, g := range j.groups {
@@ -80,7 +87,7 @@ func decide(o *Options, jobs []*pkgJob, inl inlineSet, model map[string]bool, su
 						s.skip = skipSmall
 					}
 					if s.skip != "" {
-						sum.Skipped[s.skip]++
+						j.skip(sum, s.skip)
 						continue
 					}
 					s.index = len(g.sites)

@@ -102,9 +102,10 @@
 // is used for main, for functions with a defer statement of their own
 // (they may recover, and their deferred calls belong to their time), for
 // functions with no exit (no return, a terminating end), where a result
-// name is blank or shadowed at a return that computes, and where the
-// layout gives End no line of its own (a return after other code on its
-// line). Option ShapeDefer uses it everywhere. Firings that a panic or
+// name is blank or shadowed at a return that computes, where the layout
+// gives End no line of its own (a return after other code on its line),
+// and for examples with an output comment (go test wants it last in the
+// body). Option ShapeDefer uses it everywhere. Firings that a panic or
 // runtime.Goexit unwinds before End are the engine's to discard.
 //
 // A body written on one line, "{ S }" or "{}", is split into lines (gofmt
@@ -128,13 +129,28 @@
 // Packages that the runtime itself imports are left out, with one line
 // each saying why: instrumenting them would make an import cycle.
 //
-// # Overlay
+// The selection of a package reads the rest of its module as the user
+// wrote it, whatever else the run holds, so that every route picks the
+// same functions: the whole module at once, or one package at a time as
+// //go:generate lines run (module.go).
+//
+// # Overlay, the go subcommand and the cache
 //
 // With Options.Overlay, nothing of the user's is written. Copies go under
 // a cache directory, content-addressed (overlay.go), so that two overlays
 // never share files of different content. The overlaid go.mod requires
-// and replaces the runtime and keeps the user's go line; a module whose
-// go line is below the runtime's is refused (checkGoLine).
+// and replaces the runtime. What a run makes of each package is kept in
+// the cache by a key of everything it depends on (cache.go): a later run
+// instruments again only the packages whose key changed. Go (meterinject
+// go build|test|run|install|vet) is such a run over the main module, then
+// the go command with the overlay (gocmd.go).
+//
+// # Go lines
+//
+// A main module whose go line is below the runtime's (or that has none)
+// gets the runtime's line, the old line's GODEBUG defaults, and in every
+// .go file a //go:build header that keeps the file's old language
+// version; -remove gives all of it back (golines.go).
 //
 // The package never imports the runtime, and user files get no import:
 // they name only the registration file's array and helpers.

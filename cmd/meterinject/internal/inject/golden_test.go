@@ -222,6 +222,16 @@ func TestGolden(t *testing.T) {
 					t.Errorf("GOOS=%s go vet: %v\n%s", goos, err, out)
 				}
 			}
+			if o.Tests {
+				// go test checks what vet does not: an example's output
+				// comment is the last comment of its body.
+				cmd := exec.Command("go", "test", "-count=1", "-run", "^$", "./...")
+				cmd.Dir = work
+				cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Errorf("go test: %v\n%s", err, out)
+				}
+			}
 			os.WriteFile(filepath.Join(work, "go.mod"), []byte(gomod), 0o644)
 			os.Remove(filepath.Join(work, "go.sum"))
 

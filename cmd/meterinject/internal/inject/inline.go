@@ -71,7 +71,19 @@ var lineDirectiveText = regexp.MustCompile(`(?m)^//line |/\*line `)
 // inlined calls. The compiler sees each file as the run does: without
 // instrumentation and without registration files, and with line
 // directives disabled, so that positions are the file's own.
-func inlinable(o *Options, jobs []*pkgJob) (inlineSet, error) {
+//
+// outside is what the compiler must see in place of the main module's
+// other packages (analysisOverlay).
+//
+// It runs in root (the main module's directory, if not ""), so that the
+// relative paths of the compiler's report, which the build cache replays
+// as they were first written, are relative to the same directory in
+// every run.
+func inlinable(o *Options, mod *mainModule, jobs []*pkgJob, outside map[string][]byte) (inlineSet, error) {
+	root := ""
+	if mod != nil {
+		root = mod.root
+	}
 	set := inlineSet{can: map[string]bool{}, calls: map[string]map[string]bool{}}
 	tmp, err := os.MkdirTemp("", "meterinject-inl")
 	if err != nil {
@@ -81,6 +93,14 @@ func inlinable(o *Options, jobs []*pkgJob) (inlineSet, error) {
 	replace := map[string]string{}
 	var paths []string
 	n := 0
+	for path, b := range outside {
+		n++
+		p := filepath.Join(tmp, strconv.Itoa(n)+filepath.Ext(path))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return set, err
+		}
+		replace[path] = p
+	}
 	for _, j := range jobs {
 		paths = append(paths, j.path)
 		for _, g := range j.groups {
@@ -113,7 +133,9 @@ func inlinable(o *Options, jobs []*pkgJob) (inlineSet, error) {
 	if len(paths) == 0 {
 		return set, nil
 	}
-	args := []string{"list", "-e", "-export", "-f", "{{if .Error}}{{.Error}}{{end}}", "-gcflags=-m"}
+	args := []string{"list", "-e", "-export", "-f", "{{if .Error}}{{.Error}}{{end}}{{range .DepsErrors}}{{.}}{{end}}", "-gcflags=-m"}
+	args = append(args, mod.langFlags("-m")...)
+	args = append(args, o.BuildFlags...)
 	if o.Tests {
 		args = append(args, "-test")
 	}
@@ -127,14 +149,21 @@ func inlinable(o *Options, jobs []*pkgJob) (inlineSet, error) {
 	}
 	cmd := exec.Command("go", append(args, paths...)...)
 	cmd.Dir = o.Dir
+	if root != "" {
+		cmd.Dir = root
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
-	dir := o.Dir
+	dir := cmd.Dir
 	if dir == "" {
 		dir, _ = os.Getwd()
 	}
-	parseInline(stderr.Bytes(), dir, replace, set)
+	dirs := map[string]string{}
+	for _, j := range jobs {
+		dirs[j.path] = j.dir
+	}
+	parseInline(stderr.Bytes(), dir, dirs, replace, set)
 	if err != nil || strings.TrimSpace(stdout.String()) != "" {
 		return set, fmt.Errorf("compiling for the inlining analysis (go %s): %v\n%s%s", strings.Join(args, " "), err, stdout.String(), compileErrors(stderr.Bytes()))
 	}
@@ -160,16 +189,25 @@ func compileErrors(out []byte) string {
 }
 
 // parseInline reads "file:line:col: can inline F" and "file:line:col:
-// inlining call to F" lines.
-func parseInline(out []byte, dir string, replace map[string]string, set inlineSet) {
+// inlining call to F" lines. A relative file name is relative to dir,
+// where the go command ran, unless the report was replayed from the build
+// cache as a run from another directory wrote it: then it names a file of
+// the package whose "# path" line precedes it (dirs: by import path).
+func parseInline(out []byte, dir string, dirs map[string]string, replace map[string]string, set inlineSet) {
 	back := map[string]string{}
 	for k, v := range replace {
 		back[v] = k
 	}
+	pkgDir := ""
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
+		if p, ok := strings.CutPrefix(line, "# "); ok {
+			p, _, _ = strings.Cut(p, " [")
+			pkgDir = dirs[p]
+			continue
+		}
 		callee := ""
 		i := strings.Index(line, ": can inline ")
 		if i < 0 {
@@ -192,7 +230,11 @@ func parseInline(out []byte, dir string, replace map[string]string, set inlineSe
 		}
 		file := pos[:c1]
 		if !filepath.IsAbs(file) {
-			file = filepath.Join(dir, file)
+			rel := file
+			file = filepath.Join(dir, rel)
+			if pkgDir != "" && !strings.HasPrefix(rel, "..") && !fileExists(file) {
+				file = filepath.Join(pkgDir, filepath.Base(rel))
+			}
 		}
 		if orig, ok := back[file]; ok {
 			file = orig

@@ -69,6 +69,15 @@ type pkgJob struct {
 	module *packages.Module
 	groups []*group
 	idents map[string]bool // every identifier of the package's files, tests included
+	// skipped counts what the package leaves out, by reason (the
+	// summary's counts, kept with the package in the cache)
+	skipped map[string]int
+}
+
+// skip counts one thing j leaves out.
+func (j *pkgJob) skip(sum *Summary, reason string) {
+	sum.Skipped[reason]++
+	j.skipped[reason]++
 }
 
 // PosError is an error at a position in a source file.
@@ -82,22 +91,40 @@ func (e *PosError) Error() string { return e.Pos.String() + ": " + e.Msg }
 // load lists the packages, reads their files, takes out what an earlier
 // run added, and (unless removing) type-checks them as they were before
 // instrumentation.
-func load(o *Options, sum *Summary, leftOut map[string]string) ([]*pkgJob, error) {
-	patterns := o.Patterns
-	if len(patterns) == 0 {
-		patterns = []string{"."}
+//
+// It also returns what the analyses must see in place of the main
+// module's other packages (analysisOverlay).
+func load(o *Options, sum *Summary, leftOut map[string]string, mod *mainModule) ([]*pkgJob, map[string][]byte, error) {
+	pkgs, err := list(o, sum, leftOut)
+	if err != nil {
+		return nil, nil, err
 	}
+	return readJobs(o, sum, pkgs, o.patterns(), mod)
+}
+
+func (o *Options) patterns() []string {
+	if len(o.Patterns) == 0 {
+		return []string{"."}
+	}
+	return o.Patterns
+}
+
+// list lists the packages o names (names, files, modules), without those
+// left out: the runtime's own, and those it imports (leftOut), each with
+// one line saying why.
+func list(o *Options, sum *Summary, leftOut map[string]string) ([]*packages.Package, error) {
 	cfg := &packages.Config{
-		Mode: packages.NeedName | packages.NeedFiles | packages.NeedModule,
-		Dir:  o.Dir,
-		Env:  append(os.Environ(), "GOWORK=off"),
+		Mode:       packages.NeedName | packages.NeedFiles | packages.NeedModule,
+		Dir:        o.Dir,
+		Env:        append(os.Environ(), "GOWORK=off"),
+		BuildFlags: o.BuildFlags,
 	}
-	pkgs, err := packages.Load(cfg, patterns...)
+	pkgs, err := packages.Load(cfg, o.patterns()...)
 	if err != nil {
 		return nil, err
 	}
 	var errs []error
-	var jobs []*pkgJob
+	var out []*packages.Package
 	for _, p := range pkgs {
 		if why, ok := leftOut[p.PkgPath]; ok {
 			fmt.Fprintf(o.Stderr, "meterinject: %s left out: %s\n", p.PkgPath, why)
@@ -113,15 +140,29 @@ func load(o *Options, sum *Summary, leftOut map[string]string) ([]*pkgJob, error
 		// wrote do not count: the module may not require it yet, and
 		// type-checking sees the package without them.
 		var perrs []error
-		for _, e := range p.Errors {
-			if !strings.Contains(e.Msg, runtimeModule+"/") {
-				perrs = append(perrs, errors.New(e.Error()))
+		for _, e := range packageErrors(p) {
+			if !strings.Contains(e.Error(), runtimeModule+"/") {
+				perrs = append(perrs, e)
 			}
 		}
 		if len(perrs) > 0 && (!o.Remove || len(p.GoFiles)+len(p.IgnoredFiles) == 0 && p.Dir == "") {
 			errs = append(errs, perrs...)
 			continue
 		}
+		out = append(out, p)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, moduleError(err)
+	}
+	return out, nil
+}
+
+// readJobs reads the listed packages and, unless removing, type-checks
+// them (loaded again by patterns).
+func readJobs(o *Options, sum *Summary, pkgs []*packages.Package, patterns []string, mod *mainModule) ([]*pkgJob, map[string][]byte, error) {
+	var errs []error
+	var jobs []*pkgJob
+	for _, p := range pkgs {
 		j, err := readPackage(o, p, sum)
 		if err != nil {
 			errs = append(errs, err)
@@ -132,17 +173,22 @@ func load(o *Options, sum *Summary, leftOut map[string]string) ([]*pkgJob, error
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, moduleError(err)
+		return nil, nil, moduleError(err)
 	}
+	var ov map[string][]byte
 	if !o.Remove {
-		if err := typeCheck(o, jobs, patterns); err != nil {
-			return nil, moduleError(err)
+		var err error
+		if ov, err = analysisOverlay(mod, jobs); err != nil {
+			return nil, nil, err
+		}
+		if err := typeCheck(o, jobs, patterns, ov); err != nil {
+			return nil, nil, moduleError(err)
 		}
 	}
 	for _, j := range jobs {
 		nameSites(j)
 	}
-	return jobs, nil
+	return jobs, ov, nil
 }
 
 // readPackage reads and parses the files of p and strips what an earlier
@@ -168,7 +214,7 @@ func readPackage(o *Options, p *packages.Package, sum *Summary) (*pkgJob, error)
 	for _, t := range tests {
 		files[t] = true
 	}
-	j := &pkgJob{path: p.PkgPath, name: p.Name, dir: dir, module: p.Module, idents: map[string]bool{}}
+	j := &pkgJob{path: p.PkgPath, name: p.Name, dir: dir, module: p.Module, idents: map[string]bool{}, skipped: map[string]int{}}
 	// Compiled files first, so init.N and init.funcN number as the
 	// compiler numbers them for this platform.
 	compiled := map[string]bool{}
@@ -197,15 +243,16 @@ func readPackage(o *Options, p *packages.Package, sum *Summary) (*pkgJob, error)
 			errs = append(errs, err)
 			continue
 		}
+		plain, _ := stripHeader(src)
 		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, src, parser.ParseComments)
+		f, err := parser.ParseFile(fset, path, plain, parser.ParseComments)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		stripped := src
-		if instrumented(src) {
-			if stripped, err = strip(fset, f, src); err != nil {
+		stripped := plain
+		if instrumented(plain) {
+			if stripped, err = strip(fset, f, plain); err != nil {
 				errs = append(errs, err)
 				continue
 			}
@@ -235,16 +282,8 @@ func readPackage(o *Options, p *packages.Package, sum *Summary) (*pkgJob, error)
 		default:
 			continue // a //go:build ignore program, say
 		}
-		if ast.IsGenerated(f) {
-			sum.Skipped[skipGenerated]++
-			continue
-		}
-		if importsC(f) {
-			sum.Skipped[skipCgo]++
-			continue
-		}
-		if hasDirective(f.Doc, "//meter:ignore") {
-			sum.Skipped[skipIgnore]++
+		if why := fileSkip(f); why != "" {
+			j.skip(sum, why)
 			continue
 		}
 		g := groups[kind]
@@ -325,9 +364,12 @@ func importsC(f *ast.File) bool {
 // their package clause), and gives each file built on this platform its
 // syntax tree and type information. Files built only elsewhere keep
 // their own parse, without types.
-func typeCheck(o *Options, jobs []*pkgJob, patterns []string) error {
+func typeCheck(o *Options, jobs []*pkgJob, patterns []string, outside map[string][]byte) error {
 	byPath := map[string]*fileJob{}
 	overlay := map[string][]byte{}
+	for p, b := range outside {
+		overlay[p] = b
+	}
 	for _, j := range jobs {
 		for _, g := range j.groups {
 			if gen := filepath.Join(j.dir, g.genFile); fileExists(gen) {
@@ -357,10 +399,11 @@ func typeCheck(o *Options, jobs []*pkgJob, patterns []string) error {
 	cfg := &packages.Config{
 		Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedImports |
 			packages.NeedTypes | packages.NeedTypesInfo | packages.NeedSyntax | packages.NeedModule,
-		Dir:     o.Dir,
-		Tests:   o.Tests,
-		Overlay: overlay,
-		Env:     append(os.Environ(), "GOWORK=off"),
+		Dir:        o.Dir,
+		Tests:      o.Tests,
+		Overlay:    overlay,
+		Env:        append(os.Environ(), "GOWORK=off"),
+		BuildFlags: o.BuildFlags,
 	}
 	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
@@ -386,9 +429,9 @@ func typeCheck(o *Options, jobs []*pkgJob, patterns []string) error {
 			return
 		}
 		seen[p.ID] = true
-		for _, e := range p.Errors {
+		for _, e := range ownErrors(p) {
 			if e.Kind == packages.ListError {
-				errs = append(errs, fmt.Errorf("%s", e)) // a dependency the module cannot resolve
+				errs = append(errs, errorOf(e)) // a dependency the module cannot resolve
 			}
 		}
 		if ok, test := own(p); ok && p.TypesInfo != nil {
@@ -405,9 +448,7 @@ func typeCheck(o *Options, jobs []*pkgJob, patterns []string) error {
 			if fj == nil {
 				continue
 			}
-			for _, e := range p.Errors {
-				errs = append(errs, fmt.Errorf("%s", e))
-			}
+			errs = append(errs, packageErrors(p)...)
 			fj.fset, fj.file, fj.info, fj.pkg = p.Fset, f, p.TypesInfo, p.Types
 		}
 	}
@@ -415,6 +456,42 @@ func typeCheck(o *Options, jobs []*pkgJob, patterns []string) error {
 		return typeErrors(errs)
 	}
 	return nil
+}
+
+// packageErrors returns p's errors (ownErrors), as file:line:col: msg.
+func packageErrors(p *packages.Package) []error {
+	var out []error
+	for _, e := range ownErrors(p) {
+		out = append(out, errorOf(e))
+	}
+	return out
+}
+
+// ownErrors returns p's errors but the go command's report of a package
+// that does not compile ("# path" and the compiler's lines, a ListError
+// without a position), where the type checker found something: it
+// repeats what the type checker found.
+func ownErrors(p *packages.Package) []packages.Error {
+	typed := false
+	for _, e := range p.Errors {
+		typed = typed || e.Kind != packages.ListError
+	}
+	var out []packages.Error
+	for _, e := range p.Errors {
+		if !(e.Kind == packages.ListError && typed && strings.HasPrefix(e.Msg, "# ")) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// errorOf formats e as file:line:col: msg, or as msg alone where it has
+// no position.
+func errorOf(e packages.Error) error {
+	if e.Pos == "" || e.Pos == "-" {
+		return errors.New(e.Msg)
+	}
+	return errors.New(e.Pos + ": " + e.Msg)
 }
 
 // typeErrors reports the packages' own errors once each.

@@ -23,13 +23,18 @@ type Options struct {
 	OTLP     bool   // main's registration file imports the OTLP export
 	Live     bool   // main's registration file imports the live page
 	SmallMax int    // largest loop-free body (statements) skipped as small; 0 for DefaultSmallMax, < 0 for none
-	Stdout   io.Writer
-	Stderr   io.Writer
+	// BuildFlags are go build flags the analyses use, as the build will
+	// (-tags).
+	BuildFlags []string
+	Stdout     io.Writer
+	Stderr     io.Writer
 }
 
 // Summary counts what a run did.
 type Summary struct {
+	Name         string // the packages, under go generate (see name)
 	Packages     int
+	Cached       int // packages an overlay run took from the cache
 	Files        int
 	Instrumented int
 	Skipped      map[string]int // by reason

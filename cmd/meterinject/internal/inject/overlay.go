@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,68 +13,18 @@ import (
 	"strings"
 )
 
-// overlay writes instrumented copies and the overlay file. Packages of the
-// main module are overlaid file by file. A dependency module is copied to
-// the cache, instrumented there, and reached through a replace in an
-// overlaid go.mod: Go refuses overlays beneath GOMODCACHE.
-//
-// Everything it writes under the cache is content-addressed: a file, a
-// module copy or a go.mod is stored under the hash of what it holds, and
-// never changed once written. Two runs that produce different text write
-// to different places, so an overlay file always builds what its own run
-// wrote; two runs that produce the same text share it.
-func overlay(o *Options, rt *runtimeInfo, jobs []*pkgJob) error {
-	gomod, err := goEnv(o.Dir, "GOMOD")
-	if err != nil {
-		return err
-	}
-	if gomod == "" || gomod == os.DevNull {
-		return errors.New("-overlay needs a module: no go.mod found")
-	}
-	modRoot := filepath.Dir(gomod)
+// cacheDir returns the directory of instrumented copies: -cache, or the
+// user cache dir's meterinject.
+func cacheDir(o *Options) (string, error) {
 	cache := o.Cache
 	if cache == "" {
 		c, err := os.UserCacheDir()
 		if err != nil {
-			return err
+			return "", err
 		}
 		cache = filepath.Join(c, "meterinject")
 	}
-	if cache, err = filepath.Abs(cache); err != nil {
-		return err
-	}
-	var mainJobs, depJobs []*pkgJob
-	for _, j := range jobs {
-		if j.module == nil || j.module.Main {
-			mainJobs = append(mainJobs, j)
-		} else {
-			depJobs = append(depJobs, j)
-		}
-	}
-	deps, err := copyDeps(o, cache, depJobs)
-	if err != nil {
-		return err
-	}
-	replace := map[string]string{}
-	for _, c := range plan(o, mainJobs) {
-		if c.new == nil {
-			replace[c.path] = ""
-			continue
-		}
-		p, err := storeFile(cache, filepath.Base(c.path), c.new)
-		if err != nil {
-			return err
-		}
-		replace[c.path] = p
-	}
-	if err := overlayGoMod(o, cache, modRoot, rt.dir, deps, replace); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(map[string]any{"Replace": replace}, "", "\t")
-	if err != nil {
-		return err
-	}
-	return writeAtomic(o.Overlay, append(data, '\n'))
+	return filepath.Abs(cache)
 }
 
 // hashOf names content in the cache.
@@ -100,34 +49,21 @@ func storeFile(cache, name string, data []byte) (string, error) {
 	return p, writeAtomic(p, data)
 }
 
+// depModule is a dependency module with instrumented packages.
+type depModule struct {
+	path, version, dir string
+	local              bool     // a directory, not a version
+	changes            []change // of its instrumented packages
+}
+
 // copyDeps makes, for each dependency module, an instrumented copy under
 // <cache>/mod/<path>@<version>-<hash>, where the hash covers the module's
 // identity and every file meterinject changes in it. It returns module
-// path → copy.
-func copyDeps(o *Options, cache string, jobs []*pkgJob) (map[string]string, error) {
-	type mod struct {
-		path, version, dir string
-		local              bool
-		changes            []change
-	}
-	mods := map[string]*mod{}
-	var order []string
-	for _, j := range jobs {
-		m := mods[j.module.Path]
-		if m == nil {
-			src := j.module
-			if src.Replace != nil {
-				src = src.Replace
-			}
-			m = &mod{path: j.module.Path, version: j.module.Version, dir: src.Dir, local: src.Version == ""}
-			mods[j.module.Path] = m
-			order = append(order, j.module.Path)
-		}
-		m.changes = append(m.changes, plan(o, []*pkgJob{j})...)
-	}
+// path → copy. Copies are content-addressed too: never changed once
+// complete.
+func copyDeps(cache string, mods []*depModule) (map[string]string, error) {
 	out := map[string]string{}
-	for _, path := range order {
-		m := mods[path]
+	for _, m := range mods {
 		parts := []string{m.path, m.version}
 		if m.local {
 			// A directory, not an immutable version: its files count.
@@ -221,16 +157,14 @@ func treeHash(dir string) (string, error) {
 }
 
 // overlayGoMod makes the go.mod and go.sum the overlay gives the main
-// module: they require the runtime (and, with -otlp, its OTLP module),
-// replace it by its directory, and replace each instrumented dependency by
-// its copy; go list -mod=mod completes them in a scratch module. The go
-// line stays the user's: if completing it would raise it, that is an
-// error (checkGoLine refuses such modules first).
-func overlayGoMod(o *Options, cache, modRoot, rt string, deps map[string]string, replace map[string]string) error {
-	src, err := os.ReadFile(filepath.Join(modRoot, "go.mod"))
-	if err != nil {
-		return err
-	}
+// module, from src (the user's go.mod, its go line raised where the
+// runtime needs it: goLines): they require the runtime (and, with -otlp,
+// its OTLP module), replace it by its directory, and replace each
+// instrumented dependency by its copy; go list -mod=mod completes them in
+// a scratch module. If completing them would raise the go line further,
+// that is an error.
+func overlayGoMod(o *Options, cache string, mm *mainModule, src []byte, rt string, deps map[string]string, replace map[string]string) error {
+	modRoot := mm.root
 	userLine, err := goLineOf("go.mod", src)
 	if err != nil {
 		return err
@@ -327,7 +261,7 @@ func overlayGoMod(o *Options, cache, modRoot, rt string, deps map[string]string,
 		return err
 	}
 	if l, err := goLineOf("go.mod", gm); err != nil || l != userLine {
-		return fmt.Errorf("%s: requiring the runtime would raise the go line from %s to %s, which meterinject never does; a requirement of the runtime needs it", filepath.Join(modRoot, "go.mod"), userLine, l)
+		return fmt.Errorf("%s: completing the overlaid go.mod raised its go line from %s to %s: a requirement of the runtime (%s) needs a higher go line than the runtime declares", filepath.Join(modRoot, "go.mod"), userLine, l, rt)
 	}
 	if replace[filepath.Join(modRoot, "go.mod")], err = storeFile(cache, "go.mod", gm); err != nil {
 		return err

@@ -281,6 +281,8 @@ func decideShape(j *fileJob, s *site, shape Shape) *sitePlan {
 		return deferShape("main")
 	case hasOwnDefer(body):
 		return deferShape("defers")
+	case outputComment(j, s):
+		return deferShape("an example's output comment")
 	}
 	p.returns = returnsOf(body)
 	last := len(body.List) == 0 || !isTerminating(body.List[len(body.List)-1])
@@ -624,6 +626,24 @@ func hasOwnDefer(body *ast.BlockStmt) bool {
 		return !found
 	})
 	return found
+}
+
+// outputRE is go test's output comment of an example (go/doc).
+var outputRE = regexp.MustCompile(`(?i)^[[:space:]]*(unordered )?output:`)
+
+// outputComment reports whether s is an example with an output comment,
+// which go test requires to be the last comment of the body: nothing may
+// be added after it.
+func outputComment(j *fileJob, s *site) bool {
+	if s.decl == nil || s.decl.Recv != nil || !strings.HasPrefix(s.decl.Name.Name, "Example") || !strings.HasSuffix(j.path, "_test.go") {
+		return false
+	}
+	for _, g := range j.file.Comments {
+		if g.Pos() > s.body.Lbrace && g.End() < s.body.Rbrace && outputRE.MatchString(g.Text()) {
+			return true
+		}
+	}
+	return false
 }
 
 // returnsOf lists the return statements of body, not of literals in it.

@@ -25,15 +25,19 @@ func Run(o *Options) (*Summary, error) {
 		}
 		model = m
 	}
+	mod, err := loadMainModule(o)
+	if err != nil {
+		return nil, moduleError(err)
+	}
 	var rt *runtimeInfo
+	var lines *goLines
 	leftOut := map[string]string{}
 	if !o.Remove {
-		var err error
 		if rt, err = findRuntime(o); err != nil {
 			return nil, err
 		}
 		if rt != nil {
-			if err := checkGoLine(o, rt); err != nil {
+			if lines, err = planGoLines(o, rt, mod); err != nil {
 				return nil, err
 			}
 			if leftOut, err = rt.imports(o); err != nil {
@@ -41,23 +45,34 @@ func Run(o *Options) (*Summary, error) {
 			}
 		}
 	}
-	jobs, err := load(o, sum, leftOut)
+	if o.Overlay != "" && !o.Remove {
+		if err := overlayRun(o, sum, mod, rt, lines, leftOut, model); err != nil {
+			return nil, err
+		}
+		return sum, nil
+	}
+	jobs, outside, err := load(o, sum, leftOut, mod)
 	if err != nil {
 		return nil, err
 	}
+	sum.name(jobs)
 	if o.Overlay == "" {
 		if err := refuseModCache(jobs); err != nil {
 			return nil, err
 		}
 	}
-	inl := inlineSet{}
-	if !o.Remove && !o.All {
-		if inl, err = inlinable(o, jobs); err != nil {
+	if !o.Remove {
+		inl := inlineSet{}
+		if !o.All {
+			if inl, err = inlinable(o, mod, jobs, outside); err != nil {
+				return nil, err
+			}
+		}
+		roots, err := outsideRoots(o, mod, paths(jobs), outside)
+		if err != nil {
 			return nil, err
 		}
-	}
-	if !o.Remove {
-		decide(o, jobs, inl, model, sum)
+		decide(o, jobs, inl, model, sum, mod, roots)
 	}
 	for _, j := range jobs {
 		sum.Packages++
@@ -66,10 +81,12 @@ func Run(o *Options) (*Summary, error) {
 			sum.Instrumented += len(g.sites)
 		}
 	}
-	if o.Overlay != "" {
-		return sum, overlay(o, rt, jobs)
-	}
 	cs := plan(o, jobs)
+	if mod != nil {
+		if cs, err = lines.changes(o, mod, cs, true); err != nil {
+			return nil, err
+		}
+	}
 	sum.Removed = o.Remove
 	sum.Changed = len(cs)
 	if o.DryRun {
@@ -88,7 +105,7 @@ func Run(o *Options) (*Summary, error) {
 func refuseModCache(jobs []*pkgJob) error {
 	for _, j := range jobs {
 		if j.module != nil && !j.module.Main && j.module.Replace == nil {
-			return fmt.Errorf("%s: in the module cache (module %s); use -overlay", j.dir, j.module.Path)
+			return fmt.Errorf("%s: in the module cache (module %s), which is never written: instrument it with meterinject -deps %s/... go build|test|run ..., or with -overlay", j.dir, j.module.Path, j.module.Path)
 		}
 	}
 	return nil
@@ -102,16 +119,54 @@ func plural(n int, thing string) string {
 	return fmt.Sprintf("%d %ss", n, thing)
 }
 
+// name names the packages in the summary when go generate runs
+// meterinject (it sets $GOPACKAGE), where many lines may follow one
+// another: the import path of the one package, or the longest path that
+// holds them all, with "/...".
+func (s *Summary) name(jobs []*pkgJob) {
+	if os.Getenv("GOPACKAGE") == "" || len(jobs) == 0 {
+		return
+	}
+	common := jobs[0].path
+	for _, j := range jobs[1:] {
+		for common != "" && j.path != common && !strings.HasPrefix(j.path, common+"/") {
+			i := strings.LastIndexByte(common, '/')
+			if i < 0 {
+				common = ""
+				break
+			}
+			common = common[:i]
+		}
+	}
+	switch {
+	case len(jobs) == 1:
+		s.Name = common
+	case common != "":
+		s.Name = common + "/..."
+	}
+}
+
 // String is the one-line summary.
 func (s *Summary) String() string {
 	var b strings.Builder
+	b.WriteString("meterinject: ")
+	pkgs := plural(s.Packages, "package") + ", "
+	if s.Name != "" {
+		b.WriteString(s.Name + ": ")
+		if s.Packages == 1 {
+			pkgs = ""
+		}
+	}
 	if s.Removed {
-		fmt.Fprintf(&b, "meterinject: %s, %s: instrumentation removed, %s changed",
-			plural(s.Packages, "package"), plural(s.Files, "file"), plural(s.Changed, "file"))
+		fmt.Fprintf(&b, "%s%s: instrumentation removed, %s changed",
+			pkgs, plural(s.Files, "file"), plural(s.Changed, "file"))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "meterinject: %s, %s, %s instrumented",
-		plural(s.Packages, "package"), plural(s.Files, "file"), plural(s.Instrumented, "function"))
+	if s.Cached > 0 {
+		pkgs = strings.TrimSuffix(pkgs, ", ") + fmt.Sprintf(" (%d from the cache), ", s.Cached)
+	}
+	fmt.Fprintf(&b, "%s%s, %s instrumented",
+		pkgs, plural(s.Files, "file"), plural(s.Instrumented, "function"))
 	var rs []string
 	for r := range s.Skipped {
 		rs = append(rs, r)

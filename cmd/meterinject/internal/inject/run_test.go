@@ -92,25 +92,6 @@ func TestDryRun(t *testing.T) {
 	}
 }
 
-// TestGoLineBelowRuntime: a module whose go line is below the runtime's
-// is refused with one line naming both, in place and with -overlay, and
-// nothing is written.
-func TestGoLineBelowRuntime(t *testing.T) {
-	dir := writeModule(t, map[string]string{"a.go": simpleSrc, "go.mod": "module example.com/old\n\ngo 1.16\n"})
-	before := snapshot(t, dir)
-	for _, ov := range []string{"", filepath.Join(t.TempDir(), "o.json")} {
-		_, err := Run(&Options{Dir: dir, Runtime: repoRoot(t), Overlay: ov, Cache: t.TempDir(), Stderr: &bytes.Buffer{}})
-		if err == nil {
-			t.Fatal("a go 1.16 module was instrumented")
-		}
-		msg := err.Error()
-		if strings.Count(msg, "\n") > 0 || !strings.Contains(msg, "go 1.16") || !strings.Contains(msg, "go "+runtimeGoLine(t)) {
-			t.Errorf("want one line naming go 1.16 and the runtime's go %s, got:\n%s", runtimeGoLine(t), msg)
-		}
-	}
-	sameTree(t, "refused", before, snapshot(t, dir))
-}
-
 // TestOverlayWritesNothingOfTheUsers: -overlay writes nothing in the
 // user's folders (no binary from the inlining analysis, no registration
 // file, no go.mod change), keeps the user's go line in the overlaid
@@ -346,4 +327,112 @@ func TestRequiredNotTidy(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "run `go mod tidy`") || strings.Contains(err.Error(), "no required module") {
 		t.Errorf("want what to run, got %v", err)
 	}
+}
+
+// TestSummaryNamesPackageUnderGoGenerate: run by go generate ($GOPACKAGE
+// set), the summary names its package, or the path that holds its
+// packages; run by hand, it does not.
+func TestSummaryNamesPackageUnderGoGenerate(t *testing.T) {
+	dir := writeModule(t, map[string]string{"pkg/a.go": simpleSrc, "b/b.go": strings.Replace(simpleSrc, "package p", "package b", 1)})
+	sum, err := Run(&Options{Dir: filepath.Join(dir, "pkg"), DryRun: true, Runtime: repoRoot(t), Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := sum.String(); !strings.HasPrefix(s, "meterinject: 1 package, 1 file, 1 function instrumented") {
+		t.Errorf("by hand: %s", s)
+	}
+	t.Setenv("GOPACKAGE", "p")
+	for _, c := range []struct{ dir, pattern, want string }{
+		{"pkg", ".", "meterinject: example.com/m/pkg: 1 file, 1 function instrumented"},
+		{".", "./...", "meterinject: example.com/m/...: 2 packages, 2 files, 2 functions instrumented"},
+	} {
+		sum, err := Run(&Options{Dir: filepath.Join(dir, c.dir), DryRun: true, Runtime: repoRoot(t), Patterns: []string{c.pattern},
+			Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := sum.String(); s != c.want {
+			t.Errorf("under go generate in %s: %q, want %q", c.dir, s, c.want)
+		}
+	}
+}
+
+// TestTypeErrorOnce: a type error is reported once, at its file:line:col,
+// and nothing is written.
+func TestTypeErrorOnce(t *testing.T) {
+	dir := writeModule(t, map[string]string{"p.go": "package p\n\nfunc F() int {\n\treturn \"x\"\n}\n"})
+	before := snapshot(t, dir)
+	_, err := Run(&Options{Dir: dir, Runtime: repoRoot(t), Stderr: &bytes.Buffer{}})
+	if err == nil {
+		t.Fatal("a type error was not reported")
+	}
+	msg := err.Error()
+	if strings.Count(msg, "p.go:4:9") != 1 || strings.Contains(msg, "-:") || strings.Contains(msg, "# ") || !strings.HasPrefix(msg, filepath.Join(dir, "p.go")+":4:9: ") {
+		t.Errorf("want the error once, at p.go:4:9, got:\n%s", msg)
+	}
+	sameTree(t, "a type error", before, snapshot(t, dir))
+}
+
+// TestNotRegularFilesNotReplaced: a source file that is a symbolic link
+// is refused in place, with its path, before anything is written; an
+// -overlay path that is not a regular file is refused too.
+func TestNotRegularFilesNotReplaced(t *testing.T) {
+	dir := writeModule(t, map[string]string{"a.go": simpleSrc})
+	target := filepath.Join(t.TempDir(), "b.go")
+	os.WriteFile(target, []byte(strings.Replace(simpleSrc, "F(", "G(", 1)), 0o644)
+	if err := os.Symlink(target, filepath.Join(dir, "b.go")); err != nil {
+		t.Skip(err)
+	}
+	before := snapshot(t, dir)
+	_, err := Run(&Options{Dir: dir, All: true, Runtime: repoRoot(t), Stderr: &bytes.Buffer{}})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "b.go")+": a symbolic link") {
+		t.Errorf("want b.go refused as a symbolic link, got %v", err)
+	}
+	sameTree(t, "refused", before, snapshot(t, dir))
+	if b, _ := os.ReadFile(target); strings.Contains(string(b), "meter__") {
+		t.Error("the link's target was written")
+	}
+	os.Remove(filepath.Join(dir, "b.go"))
+	ovDir := t.TempDir()
+	_, err = Run(&Options{Dir: dir, All: true, Runtime: repoRoot(t), Overlay: ovDir, Cache: t.TempDir(), Stderr: &bytes.Buffer{}})
+	if err == nil || !strings.Contains(err.Error(), "a directory") {
+		t.Errorf("-overlay DIR: want a refusal, got %v", err)
+	}
+}
+
+// TestModCacheRefused: in place, a package in the module cache is refused
+// with what works instead, and nothing is written.
+func TestModCacheRefused(t *testing.T) {
+	sums, err := os.ReadFile("../../go.sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum []string
+	for _, l := range strings.Split(string(sums), "\n") {
+		if strings.HasPrefix(l, "golang.org/x/mod ") {
+			sum = append(sum, l)
+		}
+	}
+	gomod, _ := os.ReadFile("../../go.mod")
+	version := regexp.MustCompile(`golang.org/x/mod (v\S+)`).FindSubmatch(gomod)
+	if version == nil || len(sum) == 0 {
+		t.Fatal("cmd/meterinject no longer requires golang.org/x/mod")
+	}
+	dir := writeModule(t, map[string]string{
+		"a.go":   "package p\n\nimport \"golang.org/x/mod/semver\"\n\n// V is valid.\nvar V = semver.IsValid(\"v1.0.0\")\n",
+		"go.mod": "module example.com/m\n\ngo " + runtimeGoLine(t) + "\n\nrequire golang.org/x/mod " + string(version[1]) + "\n",
+		"go.sum": strings.Join(sum, "\n") + "\n",
+	})
+	tidy := exec.Command("go", "mod", "tidy")
+	tidy.Dir = dir
+	tidy.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "GOPROXY=off")
+	if out, err := tidy.CombinedOutput(); err != nil {
+		t.Fatalf("go mod tidy, from the module cache: %v\n%s", err, out)
+	}
+	before := snapshot(t, dir)
+	_, err = Run(&Options{Dir: dir, All: true, Runtime: repoRoot(t), Stderr: &bytes.Buffer{}, Patterns: []string{".", "golang.org/x/mod/semver"}})
+	if err == nil || !strings.Contains(err.Error(), "in the module cache") || !strings.Contains(err.Error(), "meterinject -deps golang.org/x/mod/... go build") {
+		t.Errorf("want a refusal that says what works, got %v", err)
+	}
+	sameTree(t, "refused", before, snapshot(t, dir))
 }

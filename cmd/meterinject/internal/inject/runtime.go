@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go/version"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -82,38 +81,6 @@ func goLineOf(path string, b []byte) (string, error) {
 		return "1.16", nil
 	}
 	return f.Go.Version, nil
-}
-
-// checkGoLine refuses a main module whose go line is below the runtime's
-// (or, with -otlp, the OTLP module's): building would need a higher line,
-// and a higher line changes what the program means (loop variables,
-// panic(nil)). meterinject never raises it.
-func checkGoLine(o *Options, rt *runtimeInfo) error {
-	gomod, err := goEnv(o.Dir, "GOMOD")
-	if err != nil || gomod == "" || gomod == os.DevNull {
-		return nil
-	}
-	b, err := os.ReadFile(gomod)
-	if err != nil {
-		return err
-	}
-	user, err := goLineOf(gomod, b)
-	if err != nil {
-		return err
-	}
-	need, from := rt.goLine, runtimeModule
-	if o.OTLP {
-		if ob, err := os.ReadFile(filepath.Join(rt.dir, "otlp", "go.mod")); err == nil {
-			if l, err := goLineOf("otlp/go.mod", ob); err == nil && version.Compare("go"+l, "go"+need) > 0 {
-				need, from = l, otlpPkg
-			}
-		}
-	}
-	if version.Compare("go"+user, "go"+need) < 0 {
-		return fmt.Errorf("%s says go %s, below the go %s that %s needs (%s): meterinject does not raise it, since a higher go line changes what programs mean; raise it yourself (go mod edit -go=%s), or instrument a module on go %s or later",
-			gomod, user, need, from, rt.dir, need, need)
-	}
-	return nil
 }
 
 // imports returns the packages that instrumented programs link from the

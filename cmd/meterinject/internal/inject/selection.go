@@ -369,26 +369,33 @@ func funcKey(f *types.Func) string {
 	return f.Origin().FullName()
 }
 
-// goTargets records, for every go statement in the files, what it starts:
+// goTargets records, for every go statement in the file, what it starts:
 // a function literal (by node), or a function known at compile time (by
 // funcKey).
 func goTargets(j *fileJob, lits map[*ast.FuncLit]bool, funcs map[string]bool) {
-	ast.Inspect(j.file, func(n ast.Node) bool {
+	goTargetsIn(j.file, j.info, j.path, lits, funcs)
+}
+
+// goTargetsIn is goTargets for a file f at path, with its type
+// information (nil where it was not type-checked: then only functions
+// of the same file are known, by an "untyped:" key).
+func goTargetsIn(f *ast.File, info *types.Info, path string, lits map[*ast.FuncLit]bool, funcs map[string]bool) {
+	ast.Inspect(f, func(n ast.Node) bool {
 		g, ok := n.(*ast.GoStmt)
 		if !ok {
 			return true
 		}
-		switch f := ast.Unparen(g.Call.Fun).(type) {
+		switch fn := ast.Unparen(g.Call.Fun).(type) {
 		case *ast.FuncLit:
-			lits[f] = true
+			lits[fn] = true
 		default:
-			if j.info != nil {
-				if fn := staticCallee(j.info, g.Call); fn != nil {
-					funcs[funcKey(fn)] = true
+			if info != nil {
+				if callee := staticCallee(info, g.Call); callee != nil {
+					funcs[funcKey(callee)] = true
 				}
-			} else if id, ok := f.(*ast.Ident); ok && id.Obj != nil {
+			} else if id, ok := fn.(*ast.Ident); ok && id.Obj != nil {
 				if d, ok := id.Obj.Decl.(*ast.FuncDecl); ok {
-					funcs["untyped:"+j.path+":"+d.Name.Name] = true
+					funcs["untyped:"+path+":"+d.Name.Name] = true
 				}
 			}
 		}

@@ -75,8 +75,15 @@ func (o *Options) shape() Shape {
 }
 
 // apply writes the changes: each file to a temporary file in its directory,
-// then renamed over the original, so no file is ever half-written.
+// then renamed over the original, so no file is ever half-written. A path
+// that is not a regular file (a symbolic link, a directory, a device) is
+// never replaced: that is an error before anything is written.
 func apply(cs []change) error {
+	for _, c := range cs {
+		if err := replaceable(c.path); err != nil {
+			return err
+		}
+	}
 	for _, c := range cs {
 		if c.new == nil {
 			if err := os.Remove(c.path); err != nil && !os.IsNotExist(err) {
@@ -91,7 +98,29 @@ func apply(cs []change) error {
 	return nil
 }
 
+// replaceable reports, as an error, why path must not be replaced: it
+// exists and is not a regular file.
+func replaceable(path string) error {
+	st, err := os.Lstat(path)
+	if err != nil || st.Mode().IsRegular() {
+		return nil
+	}
+	what := "not a regular file"
+	switch {
+	case st.Mode()&os.ModeSymlink != 0:
+		what = "a symbolic link"
+	case st.IsDir():
+		what = "a directory"
+	}
+	return fmt.Errorf("%s: %s: meterinject replaces regular files only (through meterinject go or -overlay, nothing of the user's is written)", path, what)
+}
+
+// writeAtomic writes data to a temporary file next to path and renames it
+// over path; a path that is not a regular file is refused.
 func writeAtomic(path string, data []byte) error {
+	if err := replaceable(path); err != nil {
+		return err
+	}
 	mode := os.FileMode(0o644)
 	if st, err := os.Stat(path); err == nil {
 		mode = st.Mode().Perm()
