@@ -182,3 +182,34 @@ func TestBudgetAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per root call", n)
 	}
 }
+
+// Budget meters every firing its allowance covers, with hotspot on as it
+// is by default: 1,200 calls of a 10 µs leaf at the top (allowance 1 each:
+// its own measurement) and 1,200 inside each call of a root whose
+// allowance (T = 13.2 ms at 10%: 1,320 units) covers them and itself.
+func TestBudgetMetersWhatItsAllowanceCovers(t *testing.T) {
+	h := hot()
+	h.Initial = 1 << 20 // no verdict in this test
+	wire(t, Chain{Hotspot: h, Budget: &budget.Rule{Percent: 10, Unit: 1 * us}})
+	leaf := newProbe(t, "leaf")
+	for range 1200 {
+		fire(leaf, 10*us, nil)
+	}
+	if c, n := leaf.Calls(), leaf.Count(); c != 1200 || n != 1200 {
+		t.Fatalf("top-level leaf: %d calls, %d metered; want 1200 of 1200", c, n)
+	}
+	root, inner := newProbe(t, "root"), newProbe(t, "inner")
+	for r := int64(1); r <= 3; r++ {
+		fire(root, 1200*us, func() {
+			for range 1200 {
+				fire(inner, 10*us, nil)
+			}
+		})
+		if n := inner.Count(); n != 1200*r {
+			t.Fatalf("round %d: %d of %d inner calls metered", r, n, 1200*r)
+		}
+	}
+	if a := allowance(root); a != 1320 {
+		t.Fatalf("root allowance %d, want 1320", a)
+	}
+}

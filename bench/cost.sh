@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# What instrumentation costs, in instructions per operation counted by
+# callgrind: plain, instrumented with every probe disabled
+# (METER_ENABLED=false), and at default properties, on
+#   yaml:    gopkg.in/yaml.v3 decoding a 300-item document (bench/yamlwork);
+#            an operation is a decoding;
+#   service: bench/adversarial/service, a net/http service behind four
+#            middleware closures, with auth, JSON and a search sorting with a
+#            comparator, served through httptest; an operation is a request.
+# Each count is the difference between runs of N2 and N1 operations over
+# N2−N1, which cancels start-up. Under valgrind a program runs about 50
+# times slower, so the hotspot thresholds are scaled by 50
+# (METER_HOTSPOT_THRESHOLD=500, ..._INHERENT=100), and with them the cap of
+# the untimed limit; GODEBUG=asyncpreemptoff=1 and GOMAXPROCS=1, as idle Ps
+# spin under valgrind. Default selection (meterinject without -all).
+#
+#   bench/cost.sh [yaml|service]...     COST_N1, COST_N2 per workload
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+GO=${GO:-go}
+command -v valgrind >/dev/null || { echo "cost.sh: valgrind is not installed (apt-get install valgrind)"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export GOWORK=off GOFLAGS=
+(cd "$ROOT/cmd/meterinject" && $GO build -o "$tmp/meterinject" .)
+
+count() { # binary args... → total instructions
+	local bin=$1
+	shift
+	GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 METER_HOTSPOT_THRESHOLD=500 METER_HOTSPOT_THRESHOLD_INHERENT=100 \
+		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$bin" "$@" >/dev/null 2>&1
+	callgrind_annotate "$tmp/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1; exit}'
+}
+
+per() { # n1 n2 flag binary [env] → instructions per operation
+	local n1=$1 n2=$2 flag=$3 bin=$4 a b
+	shift 4
+	a=$(env "$@" bash -c "$(declare -f count); tmp=$tmp; count $bin $flag $n1")
+	b=$(env "$@" bash -c "$(declare -f count); tmp=$tmp; count $bin $flag $n2")
+	echo $(((b - a) / (n2 - n1)))
+}
+
+run() { # name dir pkgs n1 n2 flag
+	local name=$1 dir=$2 pkgs=$3 n1=$4 n2=$5 flag=$6
+	(cd "$dir" && "$tmp/meterinject" -overlay "$tmp/$name.json" -cache "$tmp/cache" -runtime "$ROOT" $pkgs >/dev/null 2>&1)
+	(cd "$dir" && $GO build -o "$tmp/$name.plain" . && $GO build -overlay "$tmp/$name.json" -o "$tmp/$name.inst" .)
+	local p d m
+	p=$(per "$n1" "$n2" "$flag" "$tmp/$name.plain")
+	d=$(per "$n1" "$n2" "$flag" "$tmp/$name.inst" METER_ENABLED=false)
+	m=$(per "$n1" "$n2" "$flag" "$tmp/$name.inst")
+	printf '| %s | %d | %d | %+.2f%% | %d | %+.2f%% |\n' "$name" "$p" "$d" "$(echo "100*($d-$p)/$p" | bc -l)" "$m" "$(echo "100*($m-$p)/$p" | bc -l)"
+}
+
+echo "| workload | plain Ir/op | every probe disabled | over plain | default properties | over plain |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+for w in "${@:-yaml service}"; do
+	case $w in
+	yaml)
+		cp -r "$ROOT/bench/yamlwork" "$tmp/yaml"
+		(cd "$tmp/yaml" && $GO mod download)
+		run yaml "$tmp/yaml" ". gopkg.in/yaml.v3" "${COST_N1:-10}" "${COST_N2:-70}" -n
+		;;
+	service)
+		run service "$ROOT/bench/adversarial/service" "." "${COST_N1:-2000}" "${COST_N2:-12000}" -n
+		;;
+	*)
+		echo "cost.sh: workload yaml or service, not $w" >&2
+		exit 2
+		;;
+	esac
+done
