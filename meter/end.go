@@ -176,9 +176,9 @@ func (g *Goroutine) unwind() {
 	}
 }
 
-// Depth reports how many metered firings are open on the running
+// depthNow reports how many metered firings are open on the running
 // goroutine.
-func Depth() int {
+func depthNow() int {
 	g := current()
 	if g == nil {
 		return 0
