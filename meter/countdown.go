@@ -53,7 +53,7 @@ type Countdown struct {
 // core read those again).
 type leaseSet struct {
 	stripes [stripeCount]leaseLine // first: the assembly of begin indexes from the start
-	taken   atomic.Int64       // units leased so far
+	taken   atomic.Int64           // units leased so far
 	_       [56]byte
 }
 

@@ -168,4 +168,3 @@ func (s *stats) sum() totals {
 // Metered returns how many of p's firings were metered and have ended
 // (Calls counts every call).
 func (p *Probe) Metered() int64 { return p.stats.sum().count }
-
