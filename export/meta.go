@@ -69,11 +69,12 @@ func WriteMeta(w io.Writer, s meter.Snapshot) error {
 // sampled probe's times in the CSV are estimates from those).
 const StatsSuffix = ".stats"
 
-// WriteStats writes the sidecar: header probe,inclusive_sd_ns,metered,
-// one row per row of s.
+// WriteStats writes the sidecar: header probe,inclusive_sd_ns,metered,time_in,
+// one row per row of s; time_in, for an untimed or disabled row, the
+// probes whose own time holds its time, separated by spaces.
 func WriteStats(w io.Writer, s meter.Snapshot) error {
 	bw := bufio.NewWriter(w)
-	bw.WriteString("probe,inclusive_sd_ns,metered\n")
+	bw.WriteString("probe,inclusive_sd_ns,metered,time_in\n")
 	var b []byte
 	for _, r := range s.Rows {
 		b = appendField(b[:0], r.Probe)
@@ -81,6 +82,8 @@ func WriteStats(w io.Writer, s meter.Snapshot) error {
 		b = strconv.AppendFloat(b, r.SD, 'f', 1, 64)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, r.Metered, 10)
+		b = append(b, ',')
+		b = appendField(b, strings.Join(r.TimeIn, " "))
 		b = append(b, '\n')
 		bw.Write(b)
 	}

@@ -40,6 +40,10 @@ type Row struct {
 	Metered       int64   // firings measured
 	SD            float64 // standard deviation of the inclusive times of the metered firings, ns
 	Reenabled     int64   // times a spot check re-enabled it
+	// TimeIn names, for an untimed or disabled row, the probes whose own
+	// time holds its calls' time: those its metered calls ran under, at
+	// most four (the report lists a row's untimed callees from them).
+	TimeIn []string
 }
 
 // Snapshot is the performance model at one moment.
@@ -135,8 +139,10 @@ func (p *Probe) row() Row {
 	case st == Untimed || st == Enabled && p.untimedYet():
 		r.Label = LabelUntimed
 		r.Min, r.Max, r.SD = 0, 0, 0
+		r.TimeIn = p.warm.parents()
 		return r
 	case st.Disabled():
+		r.TimeIn = p.warm.parents()
 		// Its metered firings only, as they were measured.
 		r.Label = LabelDisabled
 		if st == DisabledBudget {

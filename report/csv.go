@@ -41,11 +41,12 @@ func ReadModel(r io.Reader, name string) ([]Row, error) {
 
 // ReadStats reads a .stats sidecar: the standard deviation of each
 // probe's inclusive times and, in optional columns after it, that of its
-// inherent times (inherent_sd_ns) and how many firings they come from
-// (metered).
+// inherent times (inherent_sd_ns), how many firings they come from
+// (metered), and, for an untimed or disabled row, the probes whose own
+// time holds its time (time_in, separated by spaces).
 func ReadStats(r io.Reader, name string) (map[string]Spread, error) {
 	spreads := map[string]Spread{}
-	metered, inherent := -1, -1 // the optional columns, when there are
+	metered, inherent, timeIn := -1, -1, -1 // the optional columns, when there are
 	header := func(h []string) {
 		for i, c := range h {
 			switch {
@@ -54,6 +55,8 @@ func ReadStats(r io.Reader, name string) (map[string]Spread, error) {
 				metered = i
 			case c == "inherent_sd_ns":
 				inherent = i
+			case c == "time_in":
+				timeIn = i
 			}
 		}
 	}
@@ -85,6 +88,9 @@ func ReadStats(r io.Reader, name string) (map[string]Spread, error) {
 				return fileErr(name, line, "metered %q is not a whole number of at least 0", rec[metered])
 			}
 			s.Metered = n
+		}
+		if timeIn >= 0 && timeIn < len(rec) && rec[timeIn] != "" {
+			s.TimeIn = strings.Fields(rec[timeIn])
 		}
 		spreads[rec[0]] = s
 		return nil

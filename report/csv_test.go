@@ -68,9 +68,10 @@ func TestReadStats(t *testing.T) {
 	if want := map[string]Spread{"a.f": {Inclusive: 1, Inherent: 2, Metered: 30}}; err != nil || !reflect.DeepEqual(s, want) {
 		t.Fatalf("with metered: %v %v", s, err)
 	}
-	// The sidecar the runtime writes now: no inherent_sd_ns.
-	s, err = ReadStats(strings.NewReader("probe,inclusive_sd_ns,metered\na.f,1,30\n"), "m.csv.stats")
-	if want := map[string]Spread{"a.f": {Inclusive: 1, Metered: 30}}; err != nil || !reflect.DeepEqual(s, want) {
+	// The sidecar the runtime writes now: no inherent_sd_ns, and where an
+	// untimed row's time is.
+	s, err = ReadStats(strings.NewReader("probe,inclusive_sd_ns,metered,time_in\na.f,1,30,\na.g,0,1000,a.f a.h\n"), "m.csv.stats")
+	if want := map[string]Spread{"a.f": {Inclusive: 1, Metered: 30}, "a.g": {Metered: 1000, TimeIn: []string{"a.f", "a.h"}}}; err != nil || !reflect.DeepEqual(s, want) {
 		t.Fatalf("without inherent_sd_ns: %v %v", s, err)
 	}
 	for _, tc := range []struct{ in, want string }{

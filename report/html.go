@@ -444,7 +444,33 @@ func writeRow(b *strings.Builder, m *Model, r Row, scale int64) {
 			fmt.Fprintf(b, "<span class=\"why\">%s</span>", why)
 		}
 	}
+	if in := untimedIn(m, r.Probe); len(in) > 0 {
+		fmt.Fprintf(b, "<span class=\"why includes\">own time includes untimed %s</span>", esc(strings.Join(in, ", ")))
+	}
 	b.WriteString("</td></tr>\n")
+}
+
+// untimedIn returns the untimed probes whose calls' time is in probe's own
+// time, by their short names, as the .stats sidecar says.
+func untimedIn(m *Model, probe string) []string {
+	var in []string
+	for _, r := range m.Rows {
+		if r.Label != LabelUntimed {
+			continue
+		}
+		for _, p := range m.Spreads[r.Probe].TimeIn {
+			if p == probe {
+				name := r.Probe
+				if i := strings.LastIndexByte(name, '/'); i >= 0 {
+					name = name[i+1:]
+				}
+				in = append(in, name)
+				break
+			}
+		}
+	}
+	sort.Strings(in)
+	return in
 }
 
 // breakable escapes part of a probe name and lets it wrap after the

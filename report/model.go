@@ -52,7 +52,8 @@ type Field struct {
 // says (a sampled probe's count is an estimate of all its firings).
 type Spread struct {
 	Inclusive, Inherent float64
-	Metered             int64 // 0: not given; the count is the number metered
+	Metered             int64    // 0: not given; the count is the number metered
+	TimeIn              []string // an untimed or disabled row: the probes whose own time holds its time
 }
 
 // Model is what a page shows and what compare reads: the rows of one
