@@ -52,6 +52,7 @@ func WriteMeta(w io.Writer, s meter.Snapshot) error {
 	num("reenabled", reenabled)
 	num("unwound", s.Unwound)
 	num("disturbed_stretches", s.Disturbed)
+	num("interrupted", s.Interrupted)
 	if o := s.Overheads; o != [3][2]int64{} {
 		line("overhead_ns", fmt.Sprintf("inner=%d outer=%d selected_inner=%d selected_outer=%d forced_inner=%d forced_outer=%d",
 			o[0][0], o[0][1], o[1][0], o[1][1], o[2][0], o[2][1]))

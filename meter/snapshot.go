@@ -59,7 +59,8 @@ type Snapshot struct {
 	Traces          int64       // traces ended
 	TruncatedTraces int64       // of which truncated: reached the maximum, handed over in parts, or lost their root
 	Unwound         int64       // metered firings a panic or runtime.Goexit unwound before their End: not timed
-	Disturbed       int64       // stretches of own time left out: the goroutine left its P in them (stretch.go)
+	Disturbed       int64       // stretches of own time left out: the goroutine parked to wait in them (stretch.go)
+	Interrupted     int64       // selected firings whose own time held an interruption, kept at their probe's mean (end.go)
 	Dropped         int64       // spans the export path dropped
 	UntimedLimit    int64       // ns of own time per call under which a cold probe is untimed
 	Overheads       [3][2]int64 // ns, inner and outer overhead of a metered firing: [0] of a metered probe, [1] of a selected one, [2] of a forced one (calibrate.go)
@@ -84,6 +85,7 @@ func Take() Snapshot {
 		Started:         started.Load().(time.Time),
 		Unwound:         unwound.Load(),
 		Disturbed:       disturbed.Load(),
+		Interrupted:     interruptions.Load(),
 		Dropped:         dropped.Load(),
 		Clamped:         clock.Clamped(),
 		UntimedLimit:    UntimedLimit(),
