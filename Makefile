@@ -3,7 +3,7 @@
 #   make test      runs every check CI runs
 GO ?= go
 
-.PHONY: test vet unit bench-smoke realworld realworld-all example browser adversarial
+.PHONY: test vet unit bench-smoke realworld realworld-all example browser measurements adversarial
 
 test: browser vet unit bench-smoke realworld
 
@@ -56,3 +56,7 @@ example:
 # does.
 adversarial:
 	bench/adversarial/run.sh
+
+# Every figure docs/measurements.md holds, measured again (about 20 minutes).
+measurements:
+	bench/measurements.sh
