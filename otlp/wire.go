@@ -4,29 +4,29 @@ import (
 	"encoding/binary"
 
 	"github.com/meterio/meter/export"
+	"github.com/meterio/meter/schema"
 )
 
 // Wire keys (field number << 3 | wire type) of the fields of
 // opentelemetry/proto/trace/v1/trace.proto and common.proto that
-// appendSpan writes. Wire types: 0 varint (the keys written as n << 3),
-// 1 fixed64, 2 length-delimited.
+// appendSpan writes.
 const (
-	keyScopeSpansSpan = 2<<3 | 2 // ScopeSpans.spans
+	keyScopeSpansSpan = 2<<3 | schema.WireBytes // ScopeSpans.spans
 
-	keySpanTraceID  = 1<<3 | 2
-	keySpanSpanID   = 2<<3 | 2
-	keySpanParentID = 4<<3 | 2
-	keySpanName     = 5<<3 | 2
-	keySpanKind     = 6 << 3
-	keySpanStart    = 7<<3 | 1 // fixed64
-	keySpanEnd      = 8<<3 | 1 // fixed64
-	keySpanAttr     = 9<<3 | 2
+	keySpanTraceID  = 1<<3 | schema.WireBytes
+	keySpanSpanID   = 2<<3 | schema.WireBytes
+	keySpanParentID = 4<<3 | schema.WireBytes
+	keySpanName     = 5<<3 | schema.WireBytes
+	keySpanKind     = 6<<3 | schema.WireVarint
+	keySpanStart    = 7<<3 | schema.WireFixed64
+	keySpanEnd      = 8<<3 | schema.WireFixed64
+	keySpanAttr     = 9<<3 | schema.WireBytes
 
-	keyKVKey   = 1<<3 | 2
-	keyKVValue = 2<<3 | 2
+	keyKVKey   = 1<<3 | schema.WireBytes
+	keyKVValue = 2<<3 | schema.WireBytes
 
-	keyAnyBool = 2 << 3
-	keyAnyInt  = 3 << 3
+	keyAnyBool = 2<<3 | schema.WireVarint
+	keyAnyInt  = 3<<3 | schema.WireVarint
 
 	spanKindInternal = 1
 )
@@ -51,7 +51,7 @@ func appendSpan(b []byte, s *export.Span) []byte {
 		n += 2 + 8
 	}
 	if s.Name != "" {
-		n += 1 + varintLen(uint64(len(s.Name))) + len(s.Name)
+		n += 1 + schema.VarintLen(uint64(len(s.Name))) + len(s.Name)
 	}
 	n += 2 // kind
 	if s.Start != 0 {
@@ -61,7 +61,7 @@ func appendSpan(b []byte, s *export.Span) []byte {
 		n += 9
 	}
 	inh := inherentLen(s.Inherent)
-	n += 1 + varintLen(uint64(inh)) + inh
+	n += 1 + schema.VarintLen(uint64(inh)) + inh
 	if s.Truncated {
 		n += 1 + 1 + truncatedLen
 	}
@@ -98,7 +98,7 @@ func appendSpan(b []byte, s *export.Span) []byte {
 	b = binary.AppendUvarint(b, uint64(inh))
 	b = append(b, keyKVKey, byte(len(AttrInherent)))
 	b = append(b, AttrInherent...)
-	b = append(b, keyKVValue, byte(1+varintLen(uint64(s.Inherent))), keyAnyInt)
+	b = append(b, keyKVValue, byte(1+schema.VarintLen(uint64(s.Inherent))), keyAnyInt)
 	b = binary.AppendUvarint(b, uint64(s.Inherent))
 	if s.Truncated {
 		// meter.truncated = true
@@ -111,18 +111,9 @@ func appendSpan(b []byte, s *export.Span) []byte {
 
 // inherentLen is the length of the KeyValue meter.inherent_ns = v.
 func inherentLen(v int64) int {
-	any := 1 + varintLen(uint64(v))
+	any := 1 + schema.VarintLen(uint64(v))
 	return 2 + len(AttrInherent) + 2 + any
 }
 
 // truncatedLen is the length of the KeyValue meter.truncated = true.
 const truncatedLen = 2 + len(AttrTruncated) + 2 + 2
-
-func varintLen(x uint64) int {
-	n := 1
-	for x >= 0x80 {
-		x >>= 7
-		n++
-	}
-	return n
-}

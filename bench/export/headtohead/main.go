@@ -147,25 +147,22 @@ type meterSystem struct {
 	p  *export.Pipeline
 }
 
-func (m *meterSystem) name() string { return "meter" }
-func (m *meterSystem) opts() []export.Option {
-	return []export.Option{export.WithQueueSize(2048), export.WithBatchSize(512), export.WithMaxExportBatch(512),
-		export.WithScheduleDelay(5 * time.Second), export.WithStderr(discard{})}
-}
-func (m *meterSystem) start(exp *counter) { m.run(append(m.opts(), export.WithSpanExporter(exp))) }
+func (m *meterSystem) name() string       { return "meter" }
+func (m *meterSystem) start(exp *counter) { m.run(exp) }
 func (m *meterSystem) startOTLP(ctx context.Context) error {
 	e, err := otlp.NewSpanExporter(ctx)
 	if err != nil {
 		return err
 	}
-	m.run(append(m.opts(), export.WithSpanExporter(e)))
+	m.run(e)
 	return nil
 }
-func (m *meterSystem) run(opts []export.Option) {
+func (m *meterSystem) run(e export.SpanExporter) {
 	if m.tr == nil {
 		m.tr = harness.NewTraffic(*flagSpans)
 	}
-	m.p = export.NewPipeline(opts...)
+	m.p = export.NewPipeline(export.PipelineConfig{Exporter: e, QueueSize: 2048, BatchSize: 512, MaxExportBatch: 512,
+		ScheduleDelay: 5 * time.Second, Stderr: discard{}})
 	m.tr.Configure(m.p)
 }
 func (m *meterSystem) trace() { m.tr.Trace() }
