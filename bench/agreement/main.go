@@ -46,6 +46,7 @@ import (
 	"sort"
 
 	"github.com/meterio/meter/report"
+	"github.com/meterio/meter/schema"
 )
 
 func main() {
@@ -252,7 +253,7 @@ func compare(w *os.File, rows []report.Row, prof *report.Profile) (bool, []charg
 }
 
 // off reports whether the model labels r's probe as switched off.
-func off(r report.Row) bool { return r.Label == "disabled" || r.Label == "budget" }
+func off(r report.Row) bool { return schema.SwitchedOff(r.Label) }
 
 func ranked(m map[string]float64, total float64) []share {
 	var s []share
