@@ -183,14 +183,11 @@ type Pipeline struct {
 	stopOnce sync.Once
 
 	// Owned by the exporter goroutine.
-	exporter SpanExporter
-	holding  bool
-	buf      []Span // the batch handed to the exporter
-	names    probeNames
-	timer    interface {
-		Reset(time.Duration) bool
-		Stop() bool
-	} // sends on tick
+	exporter     SpanExporter
+	holding      bool
+	buf          []Span // the batch handed to the exporter
+	names        probeNames
+	timer        timer     // sends on tick
 	nextTick     time.Time // when partial batches go out next
 	failures     int       // export calls failed in a row
 	backoffUntil time.Time // no export call before this
@@ -662,11 +659,8 @@ func (p *Pipeline) endBackoff(now time.Time) {
 type exportGen struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	timer  interface {
-		Reset(time.Duration) bool
-		Stop() bool
-	}
-	call callCtx
+	timer  timer
+	call   callCtx
 }
 
 // exportCtx returns the context for one export call, with its deadline set
