@@ -31,7 +31,7 @@
 // model's time per call in place of the profile's.
 //
 // It exits 1 when a check fails. bench/judge is its successor: it also
-// takes the true calls of the run, and holds the model to DESIGN.md's
+// takes the true calls of the run, and holds the model to docs/design.md's
 // figures (docs/adversarial.md).
 //
 //	go run ./bench/agreement [-exclude regexp] [-truth every.csv] model.csv cpu.pprof

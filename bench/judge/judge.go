@@ -32,7 +32,7 @@ type Limits struct {
 	UntimedLimit   time.Duration // an untimed probe's true own time per call must be below
 }
 
-// DefaultLimits are DESIGN.md's figures.
+// DefaultLimits are docs/design.md's figures.
 var DefaultLimits = Limits{
 	CountTolerance: 0.005,
 	ShareAvg:       3,
