@@ -8,7 +8,11 @@
 // under test has armed its timers before it moves the time.
 //
 // It imports nothing of the project, so that any package's tests may use
-// it, those of the nested modules included.
+// it. The tests of the otlp module use it too: an internal package is
+// importable from every import path beneath the repository's root, and
+// those tests always run against this repository's runtime (otlp's go.mod
+// replaces it with ../). Nothing but tests may import it from another
+// module.
 package fakeclock
 
 import (
