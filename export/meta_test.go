@@ -24,7 +24,7 @@ func TestMetaAndStats(t *testing.T) {
 		},
 	}
 	var meta, stats bytes.Buffer
-	if err := WriteMeta(&meta, s); err != nil {
+	if err := writeMeta(&meta, s); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"taken: 2026-11-23T10:00:01Z\n", "started: 2026-11-23T10:00:00Z\n", "final: true\n",
@@ -33,7 +33,7 @@ func TestMetaAndStats(t *testing.T) {
 			t.Errorf("meta has no line %q:\n%s", want, meta.String())
 		}
 	}
-	if err := WriteStats(&stats, s); err != nil {
+	if err := writeStats(&stats, s); err != nil {
 		t.Fatal(err)
 	}
 	want := "probe,inclusive_sd_ns,metered,time_in\n" +

@@ -9,16 +9,18 @@ import (
 	"time"
 
 	"github.com/meterio/meter/clock"
+	"github.com/meterio/meter/schema"
 )
 
-// Labels in the model.
+// Labels in the model (package schema defines them and says what each
+// means).
 const (
-	LabelHotspot  = "hotspot"  // metered at every call, with mean inclusive and inherent times at or above hotspot's thresholds
-	LabelSampled  = "sampled"  // count exact; times estimated from a sample of its calls
-	LabelUntimed  = "untimed"  // count exact; calls too short to time: no times of its own, its time is its callers'
-	LabelTraced   = "traced"   // count exact; times from its firings in traces only (tracepoint or flowcheck on)
-	LabelDisabled = "disabled" // hotspot switched it off: count and times up to then only
-	LabelBudget   = "budget"   // budget switched it off: it can never afford its own measurement
+	LabelHotspot  = schema.LabelHotspot
+	LabelSampled  = schema.LabelSampled
+	LabelUntimed  = schema.LabelUntimed
+	LabelTraced   = schema.LabelTraced
+	LabelDisabled = schema.LabelDisabled
+	LabelBudget   = schema.LabelBudget
 )
 
 // Row is one probe in a snapshot of the model. Count is the number of

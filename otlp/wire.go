@@ -4,29 +4,29 @@ import (
 	"encoding/binary"
 
 	"github.com/meterio/meter/export"
+	"github.com/meterio/meter/schema"
 )
 
 // Wire keys (field number << 3 | wire type) of the fields of
 // opentelemetry/proto/trace/v1/trace.proto and common.proto that
-// appendSpan writes. Wire types: 0 varint (the keys written as n << 3),
-// 1 fixed64, 2 length-delimited.
+// appendSpan writes.
 const (
-	keyScopeSpansSpan = 2<<3 | 2 // ScopeSpans.spans
+	keyScopeSpansSpan = 2<<3 | schema.WireBytes // ScopeSpans.spans
 
-	keySpanTraceID  = 1<<3 | 2
-	keySpanSpanID   = 2<<3 | 2
-	keySpanParentID = 4<<3 | 2
-	keySpanName     = 5<<3 | 2
-	keySpanKind     = 6 << 3
-	keySpanStart    = 7<<3 | 1 // fixed64
-	keySpanEnd      = 8<<3 | 1 // fixed64
-	keySpanAttr     = 9<<3 | 2
+	keySpanTraceID  = 1<<3 | schema.WireBytes
+	keySpanSpanID   = 2<<3 | schema.WireBytes
+	keySpanParentID = 4<<3 | schema.WireBytes
+	keySpanName     = 5<<3 | schema.WireBytes
+	keySpanKind     = 6<<3 | schema.WireVarint
+	keySpanStart    = 7<<3 | schema.WireFixed64
+	keySpanEnd      = 8<<3 | schema.WireFixed64
+	keySpanAttr     = 9<<3 | schema.WireBytes
 
-	keyKVKey   = 1<<3 | 2
-	keyKVValue = 2<<3 | 2
+	keyKVKey   = 1<<3 | schema.WireBytes
+	keyKVValue = 2<<3 | schema.WireBytes
 
-	keyAnyBool = 2 << 3
-	keyAnyInt  = 3 << 3
+	keyAnyBool = 2<<3 | schema.WireVarint
+	keyAnyInt  = 3<<3 | schema.WireVarint
 
 	spanKindInternal = 1
 )
@@ -34,10 +34,11 @@ const (
 // appendSpans appends spans as the repeated spans field of a ScopeSpans
 // message, in the bytes proto.Marshal would write for the messages
 // traceExporter builds (fields in number order, zero scalars left out, a
-// oneof member written even when zero): about 100 bytes and a few tens of
-// ns per span, with no allocation once buf has grown, where building and
-// marshalling the messages through the protobuf runtime costs several
-// hundred ns. TestSpanBytes checks the two agree byte for byte.
+// oneof member written even when zero), with no allocation once buf has
+// grown: a span's few fixed fields are appended directly, where the
+// protobuf runtime would build a message per span and walk it by
+// reflection to marshal it (BenchmarkExportSpans measures the exporter's
+// work per span). TestSpanBytes checks the two agree byte for byte.
 func appendSpans(buf []byte, spans []export.Span) []byte {
 	for i := range spans {
 		buf = appendSpan(buf, &spans[i])
@@ -51,7 +52,7 @@ func appendSpan(b []byte, s *export.Span) []byte {
 		n += 2 + 8
 	}
 	if s.Name != "" {
-		n += 1 + varintLen(uint64(len(s.Name))) + len(s.Name)
+		n += 1 + schema.VarintLen(uint64(len(s.Name))) + len(s.Name)
 	}
 	n += 2 // kind
 	if s.Start != 0 {
@@ -61,7 +62,7 @@ func appendSpan(b []byte, s *export.Span) []byte {
 		n += 9
 	}
 	inh := inherentLen(s.Inherent)
-	n += 1 + varintLen(uint64(inh)) + inh
+	n += 1 + schema.VarintLen(uint64(inh)) + inh
 	if s.Truncated {
 		n += 1 + 1 + truncatedLen
 	}
@@ -98,7 +99,7 @@ func appendSpan(b []byte, s *export.Span) []byte {
 	b = binary.AppendUvarint(b, uint64(inh))
 	b = append(b, keyKVKey, byte(len(AttrInherent)))
 	b = append(b, AttrInherent...)
-	b = append(b, keyKVValue, byte(1+varintLen(uint64(s.Inherent))), keyAnyInt)
+	b = append(b, keyKVValue, byte(1+schema.VarintLen(uint64(s.Inherent))), keyAnyInt)
 	b = binary.AppendUvarint(b, uint64(s.Inherent))
 	if s.Truncated {
 		// meter.truncated = true
@@ -111,18 +112,9 @@ func appendSpan(b []byte, s *export.Span) []byte {
 
 // inherentLen is the length of the KeyValue meter.inherent_ns = v.
 func inherentLen(v int64) int {
-	any := 1 + varintLen(uint64(v))
+	any := 1 + schema.VarintLen(uint64(v))
 	return 2 + len(AttrInherent) + 2 + any
 }
 
 // truncatedLen is the length of the KeyValue meter.truncated = true.
 const truncatedLen = 2 + len(AttrTruncated) + 2 + 2
-
-func varintLen(x uint64) int {
-	n := 1
-	for x >= 0x80 {
-		x >>= 7
-		n++
-	}
-	return n
-}

@@ -358,7 +358,7 @@ func TestDuration(t *testing.T) {
 		}
 	}
 	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234"} {
-		if got := Count(n); got != want {
+		if got := formatCount(n); got != want {
 			t.Errorf("Count(%d) = %q, want %q", n, got, want)
 		}
 	}

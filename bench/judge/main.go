@@ -8,7 +8,7 @@
 //
 // It prints a compact table per check, a last line starting "summary:",
 // and exits 1 when a check fails (2 when a file cannot be read). The
-// checks, with DESIGN.md's figures:
+// checks, with docs/design.md's figures:
 //
 //   - counts: every model row not labelled disabled or budget holds its
 //     true calls within 0.5% (-count-tolerance); a disabled or budget row

@@ -31,7 +31,7 @@ func TestDefaults(t *testing.T) {
 		c.SpotcheckInterval != 10000 || c.TraceMax != 10000 || c.ExportCSV != "" || c.ExportPprof != "" ||
 		c.ExportOTLP || c.ExportInterval != 0 || c.HotspotInitial != d.HotspotInitial || c.PprofLabels ||
 		c.HotspotUntimed != 2 || c.HotspotCost != 0.02 {
-		t.Fatalf("defaults differ from DESIGN.md: %+v", c)
+		t.Fatalf("defaults differ from docs/design.md: %+v", c)
 	}
 }
 
