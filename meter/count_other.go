@@ -8,8 +8,9 @@ func findMP() {}
 
 // waitMark and waited: off amd64 and under -race no wait is seen, and own
 // times are wall times (stretch.go).
-func waitMark()    {}
-func waited() bool { return false }
+func waitMark()       {}
+func waited() bool    { return false }
+func waitsSeen() bool { return false }
 
 // findWaits finds nothing here.
 func findWaits() {}

@@ -23,6 +23,7 @@ const (
 	MetaReenabled        = "reenabled"           // times a spot check re-enabled a probe
 	MetaUnwound          = "unwound"             // metered firings a panic or runtime.Goexit unwound before their end
 	MetaDisturbed        = "disturbed_stretches" // stretches of own time dropped because the goroutine parked in them
+	MetaWaits            = "waits"               // "seen": stretches in which a goroutine parked are left out of own time; "not seen": own time holds waits
 	MetaInterrupted      = "interrupted"         // selected firings whose own time held an interruption, kept at their probe's mean
 	MetaOverhead         = "overhead_ns"         // the engine's own cost per metered firing, as key=value pairs
 	MetaUntimedLimit     = "untimed_limit_ns"    // own time per call under which a cold probe is untimed
