@@ -49,6 +49,7 @@ func writeMeta(w io.Writer, s meter.Snapshot) error {
 	num(schema.MetaReenabled, reenabled)
 	num(schema.MetaUnwound, s.Unwound)
 	num(schema.MetaDisturbed, s.Disturbed)
+	num(schema.MetaDescheduled, s.Descheduled)
 	if s.WaitsSeen {
 		line(schema.MetaWaits, "seen")
 	} else {

@@ -10,7 +10,10 @@ import (
 	"github.com/meterio/meter/clock"
 )
 
-const us = 1000
+const (
+	us = 1000
+	ms = 1000 * us
+)
 
 // clk is the manual clock of the chain the running test wired.
 var clk *clock.Manual
@@ -422,6 +425,38 @@ func TestFiringsAllocateNothing(t *testing.T) {
 	q.Disable(DisabledHotspot)
 	if n := testing.AllocsPerRun(1000, func() { fire(p, 1, body) }); n != 0 {
 		t.Errorf("with a disabled child: %v allocations", n)
+	}
+}
+
+// A stretch in which the scheduler took the goroutine off its P without
+// parking it (its time slice ran out, with more goroutines ready than Ps)
+// is left out of own time when short, as a parked one is; a long one is
+// charged its wall time less a run-queue wait for each time. The inclusive
+// time keeps the waits.
+func TestRunQueueWaitsAreNotOwnTime(t *testing.T) {
+	var left int
+	var parked bool
+	wire(t, Chain{
+		Descheduled: func() int { n := left; left = 0; return n },
+		Parked:      func() bool { p := parked; parked = false; return p },
+		RunWait:     4 * ms,
+	})
+	outer, inner := newProbe(t, "outer"), newProbe(t, "inner")
+	before := Take().Descheduled
+	fire(outer, 2*us, func() {
+		clk.Advance(8 * us) // taken off its P once: a short stretch, left out
+		left = 1
+		fire(inner, 3*us, nil)
+		clk.Advance(40 * ms) // 32 ms of work, and ready twice for 4 ms
+		left = 2
+		fire(inner, 3*us, nil)
+		clk.Advance(6 * us) // parked, and counted as leaving: left out
+		left, parked = 1, true
+	})
+	checkRow(t, outer, 1, 2*us+8*us+3*us+40*ms+3*us+6*us, 32*ms)
+	checkRow(t, inner, 2, 6*us, 6*us)
+	if d := Take().Descheduled - before; d != 2 {
+		t.Fatalf("descheduled stretches %d, want 2", d)
 	}
 }
 

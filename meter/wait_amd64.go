@@ -45,6 +45,8 @@ func findWaits() {
 		if goidOffset == 0 {
 			return
 		}
+		findLeft()
+		initRunWait()
 		for sleep := 100 * time.Millisecond; sleep <= 1600*time.Millisecond; sleep *= 2 {
 			if !lookForWaits(sleep) {
 				return
@@ -244,16 +246,73 @@ func waitNames() map[uint64]string {
 	return names
 }
 
-// waitMark returns the running goroutine's wait reason byte, cleared so
-// that a wait from now on shows: what a stretch opens with.
+// waitMark clears the running goroutine's wait reason byte, so that a wait
+// from now on shows, and returns its count of leaving the running state
+// (timesLeft): what a stretch opens with.
 //
 //go:nosplit
-func waitMark() {
-	if waitOffset == 0 {
-		return
+func waitMark() uint8 {
+	g := getgp()
+	if waitOffset != 0 {
+		if r := (*byte)(unsafe.Add(g, waitOffset)); *r != 0 {
+			*r = 0
+		}
 	}
-	if r := (*byte)(unsafe.Add(getgp(), waitOffset)); *r != 0 {
-		*r = 0
+	if leftOffset == 0 {
+		return 0
+	}
+	return *(*uint8)(unsafe.Add(g, leftOffset))
+}
+
+// timesLeft returns the running goroutine's count of leaving the running
+// state (g.trackingSeq), modulo 256; 0 where it was not found.
+//
+//go:nosplit
+func timesLeft() uint8 {
+	if leftOffset == 0 {
+		return 0
+	}
+	return *(*uint8)(unsafe.Add(getgp(), leftOffset))
+}
+
+// leftOffset is the place in g of the byte the runtime adds one to each
+// time the goroutine leaves the running state (parks, or is preempted or
+// yields); 0: not found, and no stretch is seen descheduled.
+var leftOffset uintptr
+
+// findLeft sets leftOffset: the one byte of the running g that goes up by
+// exactly one at each runtime.Gosched. An asynchronous preemption among
+// them spoils a try; it tries again.
+func findLeft() {
+	const span, yields = 512, 5
+	g := getgp()
+	var before, after [span]byte
+	for range 8 {
+		copy(before[:], unsafe.Slice((*byte)(g), span))
+		for range yields {
+			runtime.Gosched()
+		}
+		copy(after[:], unsafe.Slice((*byte)(g), span))
+		found := uintptr(0)
+		for o := uintptr(8); o < span; o++ {
+			if after[o]-before[o] == yields {
+				if found != 0 {
+					found = 0
+					break
+				}
+				found = o
+			}
+		}
+		if found == 0 {
+			continue
+		}
+		// The same byte goes up by one at one more.
+		b := *(*byte)(unsafe.Add(g, found))
+		runtime.Gosched()
+		if *(*byte)(unsafe.Add(g, found)) == b+1 {
+			leftOffset = found
+			return
+		}
 	}
 }
 
@@ -263,7 +322,7 @@ func waitMark() {
 //go:nosplit
 func waited() bool {
 	if waitOffset == 0 {
-		return true
+		return false
 	}
 	return isWait[*(*byte)(unsafe.Add(getgp(), waitOffset))]
 }
