@@ -77,8 +77,8 @@
 // written, and a program that does not handle them itself then dies of the
 // signal, with the same exit status as without meter; one that handles
 // them (through signal.Notify or signal.NotifyContext, which meterinject
-// routes through Notify and NotifyContext here) keeps its own shutdown, and
-// its model is written again when it ends. Whether the program handles a
+// routes through SignalNotify and SignalNotifyContext here) keeps its own
+// shutdown, and its model is written again when it ends. Whether the program handles a
 // signal is decided as of its arrival: a shutdown that ends the program's
 // handling (NotifyContext's stop) before the runtime has looked does not
 // make the runtime end the process under it. A test binary, which has no

@@ -69,7 +69,7 @@ func child(mode string) {
 		var sig chan os.Signal
 		if mode == "handled" {
 			sig = make(chan os.Signal, 1)
-			Notify(sig, syscall.SIGTERM)
+			SignalNotify(sig, syscall.SIGTERM)
 		}
 		Main()
 		for i := 0; i < 3; i++ {
@@ -85,23 +85,23 @@ func child(mode string) {
 		// The program handles SIGTERM for a while, then no longer: SIGTERM
 		// ends it again.
 		sig := make(chan os.Signal, 1)
-		Notify(sig, syscall.SIGTERM)
-		_, stop := NotifyContext(context.Background(), syscall.SIGTERM)
+		SignalNotify(sig, syscall.SIGTERM)
+		_, stop := SignalNotifyContext(context.Background(), syscall.SIGTERM)
 		Main()
 		work(0, 0, func() { work(1, 0, nil) })
 		switch mode {
 		case "stopped":
-			Stop(sig)
+			SignalStop(sig)
 			stop()
 		case "ctxstopped":
-			Stop(sig)
+			SignalStop(sig)
 			stop()
 			stop() // twice, as a deferred stop often is
 		case "reset":
-			Reset(syscall.SIGTERM)
+			SignalReset(syscall.SIGTERM)
 		case "ignorereset":
-			Ignore(syscall.SIGTERM)
-			Reset()
+			SignalIgnore(syscall.SIGTERM)
+			SignalReset()
 		}
 		fmt.Println("ready")
 		select {}

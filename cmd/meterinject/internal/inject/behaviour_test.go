@@ -698,6 +698,7 @@ func TestGenerated(t *testing.T) {
 		"meter__probe.Roots(meter__probes[:], 1)", "func meter__main() { meter__probe.Main() }",
 		"func meter__shutdown() { meter__probe.Shutdown() }", "func meter__exit(code int) int {",
 		"func meter__notifyctx(func(meter__context.Context, ...meter__os.Signal) (meter__context.Context, meter__context.CancelFunc))",
+		"\treturn meter__probe.SignalNotifyContext\n",
 		`meter__context "context"`, `meter__os "os"`,
 	} {
 		if !strings.Contains(out, want) {

@@ -28,7 +28,8 @@
 //   - The exports are written before the process ends through os.Exit or
 //     log.Fatal* in instrumented code, and main starts with probe.Main;
 //     signal.Notify, NotifyContext, Stop, Reset and Ignore go through
-//     probe's (calls.go).
+//     probe's SignalNotify, SignalNotifyContext, SignalStop, SignalReset
+//     and SignalIgnore (calls.go).
 //
 // # The shape
 //

@@ -56,11 +56,11 @@ const (
 	hExit      = "exit"      // os.Exit's code: flush, then the code
 	hFatal     = "fatal"     // a log.Fatal argument: flush, then the argument
 	hFatalV    = "fatalv"    // the same, for the whole variadic slice
-	hNotify    = "notify"    // signal.Notify → probe.Notify
-	hNotifyCtx = "notifyctx" // signal.NotifyContext → probe.NotifyContext
-	hStop      = "stop"      // signal.Stop → probe.Stop
-	hReset     = "reset"     // signal.Reset → probe.Reset
-	hIgnore    = "ignore"    // signal.Ignore → probe.Ignore
+	hNotify    = "notify"    // signal.Notify → probe.SignalNotify
+	hNotifyCtx = "notifyctx" // signal.NotifyContext → probe.SignalNotifyContext
+	hStop      = "stop"      // signal.Stop → probe.SignalStop
+	hReset     = "reset"     // signal.Reset → probe.SignalReset
+	hIgnore    = "ignore"    // signal.Ignore → probe.SignalIgnore
 )
 
 // reroutes matches the names of the helpers that a rerouted call calls,
