@@ -65,12 +65,6 @@ func (g *group) generated(o *Options) []byte {
 		b.WriteString("\t" + n.prefix + "os \"os\"\n\n")
 	}
 	b.WriteString("\t" + pr + " \"" + probePkg + "\"\n")
-	if len(g.sites) > 0 {
-		// probe.Firing is the engine's type: Go inlines its methods (and
-		// so Begin and End) only into a package that imports the engine.
-		b.WriteString("\n\t// The engine: without it among the imports, Begin and End are not inlined.\n")
-		b.WriteString("\t_ \"" + enginePkg + "\"\n")
-	}
 	if g.isProgram() && (o.OTLP || o.Live) {
 		b.WriteString("\n\t// Exports the program asked for.\n")
 		if o.Live {
