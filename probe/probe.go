@@ -73,8 +73,8 @@ func (p *Probe) Begin(f *Firing) bool {
 // reached straight from a condition whose && or || calls a function: the
 // compiler's short circuit of that condition needs a successor that
 // returns without branching; see meterinject's exits.go), generated code
-// calls End alone, and the engine's assembly leaf tests *f. A function
-// with defers of its own defers End (see Begin).
+// calls End alone, and the engine's End tests *f. A function with defers
+// of its own defers End (see Begin).
 func (p *Probe) End(f *Firing) bool {
 	p.m.End(f)
 	return true
