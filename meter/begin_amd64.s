@@ -173,12 +173,3 @@ uncounted:
 	JGT  quiet
 	FRAME
 	JMP  ·spotOut(SB)
-
-// func exit(p *Probe, f *Firing)
-TEXT ·exit(SB), NOSPLIT, $0-16
-	MOVQ f+8(FP), AX
-	CMPQ 0(AX), $0
-	JNE  ended
-	RET
-ended:
-	JMP  ·exitGo(SB)

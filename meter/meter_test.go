@@ -46,7 +46,7 @@ func fire(p *Probe, cost int64, body func()) {
 	if body != nil {
 		body()
 	}
-	p.End(f)
+	p.End(&f)
 }
 
 func checkRow(t *testing.T, p *Probe, count, total, inherent int64) {
@@ -106,7 +106,7 @@ func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 	unwound0 := Take().Unwound
 	recovered := func() (r any) {
 		f := outer.Begin()
-		defer func() { r = recover(); outer.End(f) }() // outer has a defer: End deferred
+		defer func() { r = recover(); outer.End(&f) }() // outer has a defer: End deferred
 		clk.Advance(1 * us)
 		fire(middle, 0, func() {
 			fire(inner, 500, func() { panic("boom") })
@@ -208,8 +208,8 @@ func TestNestedInOneFrame(t *testing.T) {
 	clk.Advance(1 * us)
 	fb := b.Begin()
 	clk.Advance(2 * us)
-	b.End(fb)
-	a.End(fa)
+	b.End(&fb)
+	a.End(&fa)
 	checkRow(t, a, 1, 3*us, 1*us)
 	checkRow(t, b, 1, 2*us, 2*us)
 }
@@ -367,14 +367,14 @@ func TestEndTwiceAndLostEnd(t *testing.T) {
 	a, b := newProbe(t, "a"), newProbe(t, "b")
 	fa := a.Begin()
 	clk.Advance(1 * us)
-	a.End(fa)
-	a.End(fa) // twice: nothing
+	a.End(&fa)
+	a.End(&fa) // twice: nothing
 	checkRow(t, a, 1, 1*us, 1*us)
 	// A manual caller that loses an End: the parent's End drops it.
 	fa = a.Begin()
 	func() { b.Begin() }() // deeper, never ended
 	clk.Advance(1 * us)
-	a.End(fa)
+	a.End(&fa)
 	checkRow(t, a, 2, 2*us, 2*us)
 	checkRow(t, b, 1, 0, 0) // called, never ended
 	if d := depthNow(); d != 0 {
@@ -382,9 +382,10 @@ func TestEndTwiceAndLostEnd(t *testing.T) {
 	}
 }
 
-// Exit, the generated code's call exit, ends a metered firing as End
-// does, with the same times, and does nothing for a firing that is nil.
-func TestExitEndsTheFiring(t *testing.T) {
+// End ends a metered firing, and does nothing for a firing that is nil
+// (the generated code's call exit calls it whatever the firing), even on
+// a probe that was never made.
+func TestEndOfMeteredAndNilFirings(t *testing.T) {
 	wire(t, Chain{})
 	p, q := newProbe(t, "p"), newProbe(t, "q")
 	for i := 0; i < 3; i++ {
@@ -392,8 +393,8 @@ func TestExitEndsTheFiring(t *testing.T) {
 		clk.Advance(2 * us)
 		g := q.Begin()
 		clk.Advance(1 * us)
-		q.Exit(&g)
-		p.Exit(&f)
+		q.End(&g)
+		p.End(&f)
 	}
 	checkRow(t, p, 3, 9*us, 6*us)
 	checkRow(t, q, 3, 3*us, 3*us)
@@ -401,16 +402,16 @@ func TestExitEndsTheFiring(t *testing.T) {
 		t.Fatalf("depth = %d", d)
 	}
 	var none Firing
-	p.Exit(&none)
-	(*Probe)(nil).Exit(&none) // an unregistered probe's
+	p.End(&none)
+	(*Probe)(nil).End(&none) // an unregistered probe's
 	checkRow(t, p, 3, 9*us, 6*us)
 	f := p.Begin()
-	if n := testing.AllocsPerRun(1000, func() { p.Exit(&none) }); n != 0 {
-		t.Errorf("Exit of a nil firing: %v allocations", n)
+	if n := testing.AllocsPerRun(1000, func() { p.End(&none) }); n != 0 {
+		t.Errorf("End of a nil firing: %v allocations", n)
 	}
-	p.Exit(&f)
-	if n := testing.AllocsPerRun(1000, func() { f := p.Begin(); clk.Advance(1); p.Exit(&f) }); n != 0 {
-		t.Errorf("Exit of a metered firing: %v allocations", n)
+	p.End(&f)
+	if n := testing.AllocsPerRun(1000, func() { f := p.Begin(); clk.Advance(1); p.End(&f) }); n != 0 {
+		t.Errorf("End of a metered firing: %v allocations", n)
 	}
 }
 
