@@ -42,13 +42,22 @@
 // FRAME stores the firing's place for the Go side: pos, how deep the
 // caller's frame is (the stack's top, g.stack.hi, less the caller's frame
 // pointer, which this leaf leaves alone), and pc, where the caller called.
-// CX holds the running g.
+// A caller that is probe.Probe.Begin itself, not inlined (the compiler
+// leaves calls in a closure made by an inlined function as calls), stands
+// for its own caller: the frame its frame pointer links to, and the return
+// address there (shim.go). CX holds the running g. It uses DX, R8 and R10.
 #define FRAME \
-	MOVQ 8(CX), DX; \
-	SUBQ BP, DX; \
-	MOVQ DX, pos+16(FP); \
 	MOVQ 0(SP), DX; \
-	MOVQ DX, pc+24(FP)
+	MOVQ BP, R8; \
+	MOVQ DX, R10; \
+	SUBQ ·shimLo(SB), R10; \
+	CMPQ R10, ·shimSize(SB); \
+	CMOVQCS 8(BP), DX; \
+	CMOVQCS 0(BP), R8; \
+	MOVQ DX, pc+24(FP); \
+	MOVQ 8(CX), DX; \
+	SUBQ R8, DX; \
+	MOVQ DX, pos+16(FP)
 
 // func cached() *Goroutine
 TEXT ·cached(SB), NOSPLIT, $0-8
