@@ -47,7 +47,9 @@ type Goroutine struct {
 	//lint:ignore U1000 used under -race (race.go)
 	handoff atomic.Uint32
 
-	_ [16]byte // to whole cache lines (lines_test.go)
+	join *joinState // its side of the trace it is in, across goroutines (join.go); nil before its first trace
+
+	_ [8]byte // to whole cache lines (lines_test.go)
 }
 
 // Frame is one metered firing on a goroutine's stack.
@@ -68,8 +70,9 @@ type Frame struct {
 	weight int32   // how many firings of its probe it stands for: 1, a sampled probe's gap (sample.go), 0 for a forced firing or a spot check
 	forces int32   // while above 0, the timed firings directly inside it are metered (forced), this many more at most
 	how    uint8   // why it is metered (meterAlways …)
+	label  *mark   // inside a trace, what goroutines started while it is innermost inherit (join.go)
 
-	_ [16]byte // to whole cache lines (lines_test.go)
+	_ [8]byte // to whole cache lines (lines_test.go)
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:
