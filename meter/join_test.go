@@ -257,4 +257,3 @@ func TestJoinBlocksComeBack(t *testing.T) {
 		t.Fatalf("%v allocations per trace", n)
 	}
 }
-
