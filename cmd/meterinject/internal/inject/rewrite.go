@@ -505,9 +505,24 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 		top = append(top, "defer "+n.helper(hShutdown)+"()")
 	}
 	if s.skip == "" {
-		if p.shape == ShapeDefer {
+		// A root with a context or a request hands it to the trace it
+		// starts, after the test of the firing (probe/request.go).
+		hand := ""
+		if kind, args, ok := strings.Cut(s.request, ":"); ok {
+			if kind == "ctx" {
+				hand = pr + ".Within(" + fv + ", " + args + ")"
+			} else {
+				hand = pr + ".Serving(" + fv + ", " + args + ")"
+			}
+		}
+		switch {
+		case p.shape == ShapeDefer && hand != "":
+			top = append(top, "if "+fv+" := "+pr+".Begin(); "+fv+".Active() {", "\t"+hand, "\tdefer "+pr+".End("+fv+")", "}")
+		case p.shape == ShapeDefer:
 			top = append(top, "if "+fv+" := "+pr+".Begin(); "+fv+".Active() {", "\tdefer "+pr+".End("+fv+")", "}")
-		} else {
+		case hand != "":
+			top = append(top, fv+" := "+pr+".Unmetered()", "_ = "+pr+".On() && "+pr+".StartMetered(&"+fv+") && "+hand)
+		default:
 			// The firing lives in a variable whose address is taken, so
 			// that it stays in memory, out of the body's registers. The
 			// test is an expression of the function's own, whose branch

@@ -58,14 +58,18 @@ func newStripper(fset *token.FileSet, f *ast.File, src []byte, prefix string) *s
 	// after f := Unmetered() and _ = On() && Start(&f). The older shapes
 	// are still taken out: End(f) or EndAt(&f) after f := Unmetered() and
 	// BeginAt(&f), or End(f) after f := Begin().
+	// What a root hands the trace it starts: Within(f, ctx) or
+	// Serving(f, w, r), its arguments the function's parameters or nil.
+	hand := arr + `\.(?:Within|Serving)\(` + fv + `(?:, [^(),\n]+)+\)`
 	endCall := `(?:` + arr + `\.End(?:\(` + fv + `\)|At\(&` + fv + `\))` +
 		`|_ = ` + fv + ` != nil && ` + arr + `\.Stop\(&` + fv + `\))`
 	gen := `(?:` + q + `(?:test|x)?main\(\)` +
 		`|defer ` + q + `(?:test|x)?shutdown\(\)` +
 		`|` + fv + ` := ` + arr + `\.Unmetered\(\)\n[ \t]*` + arr + `\.BeginAt\(&` + fv + `\)` +
 		`|` + fv + ` := ` + arr + `\.Unmetered\(\)\n[ \t]*_ = ` + arr + `\.On\(\) && ` + arr + `\.Start\(&` + fv + `\)` +
+		`|` + fv + ` := ` + arr + `\.Unmetered\(\)\n[ \t]*_ = ` + arr + `\.On\(\) && ` + arr + `\.StartMetered\(&` + fv + `\) && ` + hand +
 		`|` + fv + ` := ` + arr + `\.Begin\(\)` +
-		`|if ` + fv + ` := ` + arr + `\.Begin\(\); ` + fv + `\.Active\(\) \{\n[ \t]*defer ` + arr + `\.End\(` + fv + `\)\n[ \t]*\}` +
+		`|if ` + fv + ` := ` + arr + `\.Begin\(\); ` + fv + `\.Active\(\) \{\n(?:[ \t]*` + hand + `\n)?[ \t]*defer ` + arr + `\.End\(` + fv + `\)\n[ \t]*\}` +
 		`|` + endCall + `)`
 	return &stripper{
 		src: src, fset: fset, f: f, q: q,
