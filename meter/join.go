@@ -86,7 +86,7 @@ const marksPerBlock = 32
 type markBlock struct {
 	marks [marksPerBlock]mark
 	trace sharedTrace
-	next  *markBlock // in freeBlocks
+	next  atomic.Pointer[markBlock] // in freeBlocks
 }
 
 // sharedTrace is what the goroutines of one trace share: its id, its span
@@ -132,8 +132,8 @@ func takeBlock() *markBlock {
 			runtime.SetFinalizer(b, recycleBlock)
 			return b
 		}
-		if freeBlocks.CompareAndSwap(b, b.next) {
-			b.next = nil
+		if freeBlocks.CompareAndSwap(b, b.next.Load()) {
+			b.next.Store(nil)
 			return b
 		}
 	}
@@ -145,7 +145,7 @@ func recycleBlock(b *markBlock) {
 	runtime.SetFinalizer(b, recycleBlock)
 	for {
 		top := freeBlocks.Load()
-		b.next = top
+		b.next.Store(top)
 		if freeBlocks.CompareAndSwap(top, b) {
 			break
 		}
@@ -252,14 +252,14 @@ func (g *Goroutine) joining() bool { return g.join != nil && g.join.inherit != n
 
 // joinFirst is the first firing of a metered probe on a goroutine started
 // inside a trace: metered, as the root of the goroutine's part of that
-// trace, if the trace has room and the probe has ended a firing before (as
-// for a trace's start: a function that never returned, a worker's loop,
-// would keep the part open for as long as it runs). Otherwise the
-// goroutine does not join, and the firing goes through the gates.
+// trace, if the trace has room. Otherwise the goroutine does not join, and
+// the firing goes through the gates. A part whose root does not end (a
+// worker's loop that the request started) is cut at its first hand-over
+// after the trace's root has ended (partOutlived).
 func joinFirst(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 	m := g.join.inherit
 	g.join.inherit = nil
-	if !p.ended.Load() || p.internal || m.trace.traced.Load() >= engine.traceMax {
+	if p.internal || m.trace.traced.Load() >= engine.traceMax {
 		return outside(p, g, pos, pc)
 	}
 	g.acquire()
@@ -354,6 +354,15 @@ func (g *Goroutine) markPop(fr *Frame, d int32) {
 	}
 }
 
+// partOutlived reports whether g's part of a trace is a joined
+// goroutine's whose trace's root has ended: at a hand-over, such a part
+// ends, truncated, with the spans still open cut off, and the goroutine
+// goes on untraced.
+func (g *Goroutine) partOutlived() bool {
+	j := g.join
+	return j != nil && j.member && j.trace != nil && j.trace.rootDone.Load()
+}
+
 // sharedTrace returns what g's trace shares with its other goroutines, or
 // nil.
 func (g *Goroutine) sharedTrace() *sharedTrace {
@@ -402,6 +411,9 @@ func (g *Goroutine) leavePart() {
 	}
 	for i := max(g.trace-1, 0); i < int32(len(g.frames)); i++ {
 		g.frames[i].label = nil
+		if i < g.depth {
+			g.frames[i].span = -1 // open, in a part cut off (partOutlived)
+		}
 	}
 	clear(j.blocks)
 	j.blocks, j.used = j.blocks[:0], 0

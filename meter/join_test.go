@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/meterio/meter/extensions/tracepoint"
 )
@@ -176,16 +177,36 @@ func TestNoJoinOutsideTraces(t *testing.T) {
 	}
 }
 
-// A goroutine whose first metered firing is of a function that has never
-// returned (a worker's loop started by the request) does not join.
-func TestNoJoinAtAFunctionThatNeverReturned(t *testing.T) {
+// A goroutine whose part does not end (a worker's loop that the request
+// started) leaves the trace at its first hand-over after the trace's root
+// ended: its part truncated, its open spans cut off; it then runs
+// untraced.
+func TestJoinedLoopLeavesAfterTheRoot(t *testing.T) {
 	rec := &recorder{}
-	wire(t, Chain{Tracepoint: &tracepoint.Rule{Sample: 1}, Sink: rec})
-	root, loop := newProbe(t, "root"), newProbe(t, "loop")
-	ended(root)
+	wire(t, Chain{Tracepoint: &tracepoint.Rule{Sample: 1 << 20}, Sink: rec, HandOver: time.Second})
+	root, loop, job := newProbe(t, "root"), newProbe(t, "loop"), newProbe(t, "job")
+	ended(root, job)
 	rec.parts = nil
-	fire(root, 1, func() { spawn(func() { fire(loop, 1, nil) }) })
-	if got, want := rec.String(), "[root:0<-1 final=true truncated=false]"; got != want {
+	jobs, done := make(chan int64), make(chan struct{})
+	root.count.reset(1, procSpread()) // this root's next firing starts a trace
+	fire(root, 1, func() {
+		go func() {
+			defer close(done)
+			fire(loop, 1, func() {
+				for cost := range jobs {
+					fire(job, cost, nil)
+				}
+			})
+		}()
+		jobs <- 1
+	})
+	jobs <- 1                             // the root has ended: not yet a hand-over
+	jobs <- 2 * time.Second.Nanoseconds() // past the hand-over interval: the part ends
+	jobs <- 1                             // untraced
+	close(jobs)
+	<-done
+	want := "[root:0<-1 final=true truncated=false][loop:1<0! job:2<1 job:3<1 job:4<1 final=true truncated=true]"
+	if got := rec.String(); got != want {
 		t.Fatalf("parts %s\nwant %s", got, want)
 	}
 }

@@ -96,6 +96,11 @@ func (g *Goroutine) endTrace() {
 // root up, stay, with their indexes.
 func (g *Goroutine) handOver(t int64) {
 	g.handed = t
+	if g.partOutlived() { // a joined goroutine's part outlived its trace's root (join.go)
+		g.cut = true
+		g.endTrace()
+		return
+	}
 	if engine.sink == nil {
 		return
 	}
