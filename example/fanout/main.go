@@ -133,7 +133,7 @@ func (s *server) fan(w http.ResponseWriter, r *http.Request) {
 // fetch stands for a call to another service: a few rounds of hashing.
 func (s *server) fetch(ctx context.Context, n int) string {
 	sum := []byte("fetch")
-	for i := 0; i < 20*n; i++ {
+	for i := 0; i < 4*n; i++ {
 		sum = digest(sum)
 	}
 	if ctx.Err() != nil {
@@ -146,7 +146,7 @@ func (s *server) fetch(ctx context.Context, n int) string {
 func (s *server) lookup(ctx context.Context, n int) (string, error) {
 	key := s.key(n)
 	sum := []byte(key)
-	for i := 0; i < 10*n; i++ {
+	for i := 0; i < 3*n; i++ {
 		sum = digest(sum)
 	}
 	return hex.EncodeToString(sum[:4]), ctx.Err()
@@ -167,7 +167,7 @@ func (s *server) audit(path string, n int) {
 	defer s.outliving.Done()
 	time.Sleep(2 * time.Millisecond)
 	sum := []byte(path)
-	for i := 0; i < 10*n; i++ {
+	for i := 0; i < 3*n; i++ {
 		sum = digest(sum)
 	}
 	select {
