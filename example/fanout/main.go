@@ -6,6 +6,9 @@
 // holding the spans of all four goroutines (docs/traces.md).
 //
 //	fanout -addr 127.0.0.1:8080   serve until SIGTERM or SIGINT, then drain and return
+//	fanout -n 2000                serve 2000 requests in the process, through httptest,
+//	                              one after another, and exit: what bench/traces-cost.sh
+//	                              counts (its audits do not wait)
 //	fanout -otelhttp              also wrap the router in otelhttp's handler, with an
 //	                              OpenTelemetry SDK that sends its spans over OTLP
 //	                              (the standard OTEL_EXPORTER_OTLP_* variables): each
@@ -21,6 +24,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/signal"
 	"strconv"
@@ -40,7 +44,12 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "address to serve on (port 0: any free port)")
 	withOTel := flag.Bool("otelhttp", false, "wrap the router in otelhttp's handler, with an SDK sending spans over OTLP")
+	n := flag.Int("n", 0, "serve `N` requests in the process and exit")
 	flag.Parse()
+	if *n > 0 {
+		inProcess(*n)
+		return
+	}
 	if err := serve(*addr, *withOTel); err != nil {
 		fmt.Fprintln(os.Stderr, "fanout:", err)
 		os.Exit(1)
@@ -52,7 +61,7 @@ func main() {
 func serve(addr string, withOTel bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	s := &server{audits: make(chan string, 1024)}
+	s := &server{audits: make(chan string, 1024), auditDelay: 2 * time.Millisecond}
 	var h http.Handler = s.routes()
 	if withOTel {
 		exp, err := otlptracegrpc.New(ctx)
@@ -89,8 +98,28 @@ func serve(addr string, withOTel bool) error {
 }
 
 type server struct {
-	audits    chan string    // what the audit goroutines wrote
-	outliving sync.WaitGroup // audit goroutines still running
+	audits     chan string    // what the audit goroutines wrote
+	auditDelay time.Duration  // how long an audit waits before its work
+	outliving  sync.WaitGroup // audit goroutines still running
+}
+
+// inProcess serves n requests through httptest, one after another.
+func inProcess(n int) {
+	s := &server{audits: make(chan string, 1024)}
+	h := s.routes()
+	for i := 0; i < n; i++ {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/fan?n=2", nil))
+		if w.Code != http.StatusOK {
+			fmt.Fprintln(os.Stderr, "fanout:", w.Code, w.Body.String())
+			os.Exit(1)
+		}
+		select {
+		case <-s.audits:
+		default:
+		}
+	}
+	s.outliving.Wait()
 }
 
 func (s *server) routes() http.Handler {
@@ -165,7 +194,7 @@ func (s *server) key(n int) string {
 // write to a slow log would, then hashes the record.
 func (s *server) audit(path string, n int) {
 	defer s.outliving.Done()
-	time.Sleep(2 * time.Millisecond)
+	time.Sleep(s.auditDelay)
 	sum := []byte(path)
 	for i := 0; i < 3*n; i++ {
 		sum = digest(sum)
