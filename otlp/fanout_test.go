@@ -209,5 +209,3 @@ func names(ss []otlptest.Span) []string {
 	}
 	return out
 }
-
-

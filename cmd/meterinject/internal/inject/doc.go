@@ -90,6 +90,16 @@
 // instructions more than the test, only when the exit is taken (exits.go
 // has why and when; docs/meterinject.md the figures).
 //
+// A root (below: a request handler, a function a go statement starts)
+// with a context.Context parameter, or a handler's http.ResponseWriter and
+// *http.Request, hands them to the trace its firing starts, after the test
+// of the firing, so that a firing that starts none pays that test only:
+//
+//	_ = meter__probes[3].On() && meter__probes[3].StartMetered(&meter__f) && meter__probes[3].Serving(meter__f, w, r)
+//
+// (Within(meter__f, ctx) for a context; in the conditional defer's block,
+// before the defer). Unnamed or blank parameters are not handed on.
+//
 // Sources instrumented with an older shape (f := Begin(), BeginAt(&f),
 // End(f), EndAt(&f) at every exit) are still taken out by Remove.
 //
