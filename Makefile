@@ -3,17 +3,36 @@
 #   make test      runs every check CI runs
 GO ?= go
 
-.PHONY: test vet unit bench-smoke realworld realworld-all example browser adversarial
+.PHONY: test vet unit bench-smoke realworld realworld-all example browser measurements adversarial
 
 test: browser vet unit bench-smoke realworld
 
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-# Modules of this repository: the runtime (.) and the ones nested in it,
-# each with its own go.mod so that its requirements stay its own.
-MODULES ?= . cmd/meterinject otlp bench/export
+# Each module is built on its own go.mod, never a go.work of the caller's.
+export GOWORK := off
 
-vet:
+# Modules of this repository: the runtime (.) and every module nested in
+# it, each with its own go.mod so that its requirements stay its own.
+# They are found, not listed: a new go.mod is vetted and tested at once.
+# Git's list of files, where there is one, keeps out the folders of
+# scratch work it ignores; go.mod files under testdata are inputs of tests.
+MODULES ?= $(sort $(patsubst %/,%,$(dir $(filter-out %/testdata/%,\
+	$(shell git ls-files -- go.mod '*/go.mod' 2>/dev/null || find . -name go.mod -not -path './.*' | sed 's|^\./||')))))
+
+.PHONY: modules tidy-check
+modules:
+	@echo $(MODULES)
+
+# Every go.mod is tidy: go mod tidy would change nothing in it, nor in its
+# go.sum.
+tidy-check:
+	@fail=0; for m in $(MODULES); do \
+		(cd $$m && $(GO) mod tidy -diff >/dev/null 2>&1) || { \
+			echo "tidy: $$m/go.mod or go.sum is not tidy (run go mod tidy in $$m):"; (cd $$m && $(GO) mod tidy -diff); fail=1; }; \
+	done; exit $$fail
+
+vet: tidy-check
 	@set -e; for m in $(MODULES); do echo "vet: $$m"; (cd $$m && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...); done
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
 
@@ -56,3 +75,7 @@ example:
 # does.
 adversarial:
 	bench/adversarial/run.sh
+
+# Every figure docs/measurements.md holds, measured again (about 20 minutes).
+measurements:
+	bench/measurements.sh

@@ -8,11 +8,14 @@
 #            middleware closures, with auth, JSON and a search sorting with a
 #            comparator, served through httptest; an operation is a request.
 # Each count is the difference between runs of N2 and N1 operations over
-# N2−N1, which cancels start-up. Under valgrind a program runs about 50
-# times slower, so the hotspot thresholds are scaled by 50
-# (METER_HOTSPOT_THRESHOLD=500, ..._INHERENT=100), and with them the cap of
-# the untimed limit; GODEBUG=asyncpreemptoff=1 and GOMAXPROCS=1, as idle Ps
-# spin under valgrind. Default selection (meterinject without -all).
+# N2−N1, which cancels start-up and the first N1 operations (hotspot's
+# verdicts come in those); the collector is off (GOGC=off), as its work
+# depends on how the heap grows in time, not on the code. Under valgrind a
+# program runs about 50 times slower, so the hotspot thresholds are scaled
+# by 50 (METER_HOTSPOT_THRESHOLD=500, ..._INHERENT=100), and with them the
+# cap of the untimed limit; GODEBUG=asyncpreemptoff=1 and GOMAXPROCS=1, as
+# idle Ps spin under valgrind. Default selection (meterinject without
+# -all).
 #
 #   bench/cost.sh [yaml|service]...     COST_N1, COST_N2 per workload
 set -euo pipefail
@@ -27,7 +30,7 @@ export GOWORK=off GOFLAGS=
 count() { # binary args... → total instructions
 	local bin=$1
 	shift
-	GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 METER_HOTSPOT_THRESHOLD=500 METER_HOTSPOT_THRESHOLD_INHERENT=100 \
+	GOGC=off GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 METER_HOTSPOT_THRESHOLD=500 METER_HOTSPOT_THRESHOLD_INHERENT=100 \
 		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$bin" "$@" >/dev/null 2>&1
 	callgrind_annotate "$tmp/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1; exit}'
 }
@@ -58,10 +61,10 @@ for w in "${@:-yaml service}"; do
 	yaml)
 		cp -r "$ROOT/bench/yamlwork" "$tmp/yaml"
 		(cd "$tmp/yaml" && $GO mod download)
-		run yaml "$tmp/yaml" ". gopkg.in/yaml.v3" "${COST_N1:-10}" "${COST_N2:-70}" -n
+		run yaml "$tmp/yaml" ". gopkg.in/yaml.v3" "${COST_N1:-100}" "${COST_N2:-160}" -n
 		;;
 	service)
-		run service "$ROOT/bench/adversarial/service" "." "${COST_N1:-2000}" "${COST_N2:-12000}" -n
+		run service "$ROOT/bench/adversarial/service" "." "${COST_N1:-5000}" "${COST_N2:-10000}" -n
 		;;
 	*)
 		echo "cost.sh: workload yaml or service, not $w" >&2

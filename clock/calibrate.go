@@ -33,12 +33,12 @@ type calibration struct {
 // point is one tick reading bracketing one monotonic reading.
 type point struct {
 	tick  int64 // midpoint of the two tick reads
-	ns    int64 // monotonic ns since calibration start
+	ns    int64 // monotonic ns, as mono reads them
 	width int64 // ticks between the two tick reads: the point's uncertainty
 }
 
-// calibrate estimates the rate of read, in ticks per monotonic nanosecond,
-// spending at most budget. Past it, at most the read under way finishes,
+// calibrate estimates the rate of read, in ticks per nanosecond of mono
+// (monotonic ns, from any origin), spending at most budget of it. Past it, at most the read under way finishes,
 // and, when a stall cut the points short, one closing point is taken.
 //
 // A VM's steal time can stall any read for microseconds or milliseconds,
@@ -48,17 +48,16 @@ type point struct {
 //   - points wider than twice the narrowest are dropped;
 //   - the rate is the median of the slopes between pairs of kept points at
 //     least half the kept span apart, so a stalled point moves few of them.
-func calibrate(read func() int64, budget time.Duration) (calibration, error) {
+func calibrate(read, mono func() int64, budget time.Duration) (calibration, error) {
 	var c calibration
-	start := time.Now()
-	limit := int64(budget)
-	mono := func() int64 { return int64(time.Since(start)) }
-	step := limit / calibrationPoints
+	origin := mono()
+	limit := origin + int64(budget)
+	step := int64(budget) / calibrationPoints
 
 	var pts [calibrationPoints]point
 	n := 0
 	for i := range calibrationPoints {
-		for mono() < int64(i)*step {
+		for mono() < origin+int64(i)*step {
 			// Spin: a sleep could overshoot the budget on a busy host.
 		}
 		p, ok := bracket(read, mono, limit)
@@ -79,7 +78,7 @@ func calibrate(read func() int64, budget time.Duration) (calibration, error) {
 			n++
 		}
 	}
-	c.took = time.Since(start)
+	c.took = time.Duration(mono() - origin)
 	c.points = n
 	if n < 2 {
 		return c, fmt.Errorf("clock: calibration took only %d points in %v", n, budget)
@@ -102,7 +101,7 @@ func calibrate(read func() int64, budget time.Duration) (calibration, error) {
 	}
 	span := kept[len(kept)-1].ns - kept[0].ns
 	c.span = time.Duration(span)
-	if span < limit/4 {
+	if span < int64(budget)/4 {
 		return c, fmt.Errorf("clock: calibration spanned only %v", c.span)
 	}
 
@@ -131,6 +130,13 @@ func calibrate(read func() int64, budget time.Duration) (calibration, error) {
 		return c, fmt.Errorf("clock: calibration estimates disagree by %.2g (ticks not steady against CLOCK_MONOTONIC)", c.spread)
 	}
 	return c, nil
+}
+
+// sinceNow returns the monotonic clock as calibrate reads it: ns since the
+// call.
+func sinceNow() func() int64 {
+	start := time.Now()
+	return func() int64 { return int64(time.Since(start)) }
 }
 
 // bracket takes the narrowest of calibrationTries (tick, mono, tick)

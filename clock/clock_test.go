@@ -258,7 +258,7 @@ func TestSetupDistrustedTSC(t *testing.T) {
 func TestCalibrateKnownRate(t *testing.T) {
 	start := time.Now()
 	read := func() int64 { return 3 * int64(time.Since(start)) }
-	c, err := calibrate(read, calibrationBudget)
+	c, err := calibrate(read, sinceNow(), calibrationBudget)
 	if err != nil {
 		t.Fatalf("calibrate: %v (%+v)", err, c)
 	}
@@ -268,18 +268,25 @@ func TestCalibrateKnownRate(t *testing.T) {
 	t.Logf("%+v", c)
 }
 
+// fakeTime is a monotonic clock that moves on by step at every reading,
+// and by more where a test stalls it: a host that preempts calibration,
+// with no time spent waiting.
+type fakeTime struct{ ns, step int64 }
+
+func (f *fakeTime) mono() int64 { f.ns += f.step; return f.ns }
+
 // TestCalibrateAfterStall preempts calibration for 60 ms, three times its
 // budget, as a busy host does: the closing point must still give the rate.
 func TestCalibrateAfterStall(t *testing.T) {
-	start := time.Now()
+	ft := &fakeTime{step: 1000}
 	reads := 0
 	read := func() int64 {
 		if reads++; reads == 30 {
-			time.Sleep(60 * time.Millisecond)
+			ft.ns += int64(60 * time.Millisecond)
 		}
-		return 3 * int64(time.Since(start))
+		return 3 * ft.mono()
 	}
-	c, err := calibrate(read, calibrationBudget)
+	c, err := calibrate(read, ft.mono, calibrationBudget)
 	if err != nil {
 		t.Fatalf("calibrate after a stall: %v (%+v)", err, c)
 	}
@@ -297,24 +304,24 @@ func TestCalibrateAfterStall(t *testing.T) {
 // budget is spent, at most the one read already under way may start.
 func TestCalibrateBudget(t *testing.T) {
 	const stall = 3 * time.Millisecond
-	for attempt := range 3 {
-		start := time.Now()
-		late := 0
-		read := func() int64 {
-			if time.Since(start) >= calibrationBudget {
-				late++
-			}
-			time.Sleep(stall)
-			return int64(time.Since(start))
+	ft := &fakeTime{step: 1000}
+	late := 0
+	read := func() int64 {
+		if time.Duration(ft.ns) >= calibrationBudget {
+			late++
 		}
-		c, err := calibrate(read, calibrationBudget)
-		t.Logf("attempt %d with %v stalls: took %v, %d points, %d reads started late, err %v",
-			attempt, stall, c.took, c.points, late, err)
-		// The read under way at the budget, and the first of the closing
-		// point's: calibration stops reading once the budget is spent.
-		if late > 2 {
-			t.Fatalf("%d reads started after the %v budget, want at most 2", late, calibrationBudget)
-		}
+		ft.ns += int64(stall)
+		return ft.mono()
+	}
+	c, err := calibrate(read, ft.mono, calibrationBudget)
+	t.Logf("with %v stalls: took %v, %d points, %d reads started late, err %v", stall, c.took, c.points, late, err)
+	// The read under way at the budget, and the first of the closing
+	// point's: calibration stops reading once the budget is spent.
+	if late > 2 {
+		t.Fatalf("%d reads started after the %v budget, want at most 2", late, calibrationBudget)
+	}
+	if c.took < calibrationBudget || c.points == 0 {
+		t.Errorf("took %v with %d points: want the whole budget spent on some points", c.took, c.points)
 	}
 }
 
@@ -324,11 +331,11 @@ func TestCalibration(t *testing.T) {
 	if !Invariant() {
 		t.Skip("no invariant TSC here")
 	}
-	a, err := calibrate(rdtscp, calibrationBudget)
+	a, err := calibrate(rdtscp, sinceNow(), calibrationBudget)
 	if err != nil {
 		t.Fatalf("calibrate: %v", err)
 	}
-	b, err := calibrate(rdtscp, calibrationBudget)
+	b, err := calibrate(rdtscp, sinceNow(), calibrationBudget)
 	if err != nil {
 		t.Fatalf("calibrate: %v", err)
 	}
@@ -351,7 +358,7 @@ func TestAccuracyOneSecond(t *testing.T) {
 	start := time.Now()
 	mono := func() int64 { return int64(time.Since(start)) }
 	a, ok := bracket(rdtscp, mono, math.MaxInt64)
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // the interval the test measures with both clocks
 	b, ok2 := bracket(rdtscp, mono, math.MaxInt64)
 	if !ok || !ok2 {
 		t.Fatal("no bracket")

@@ -29,8 +29,8 @@
 // pairs of points at least half the window apart. The loop checks the
 // budget before every read, so it never runs more than one read past it.
 // On a busy host the OS may preempt the calibrating thread for longer than
-// the whole budget (seen here: 50 to 350 ms under a parallel compile). The
-// stall costs no accuracy, only the points matter, so instead of giving up
+// the whole budget (a parallel compile can do it). The stall costs no
+// accuracy, only the points matter, so instead of giving up
 // the TSC the loop then takes one closing point (a few reads, at most
 // 100 µs) and so gains a wider window. Calibration fails, and "auto" keeps
 // the mono source, only when fewer than two narrow points span a quarter
@@ -41,27 +41,25 @@
 // inverse, for comparing raw tick differences with thresholds in time.
 //
 // RDTSCP or LFENCE;RDTSC. Both keep the read from running ahead of the
-// code it measures; a bare RDTSC does not (and costs half as much here,
-// 13 ns against 27). On this project's 2-core AMD EPYC VMs,
-// BenchmarkInterleaved, which alternates the reads in blocks so that
-// neighbours' load falls on both alike, put LFENCE;RDTSC at 1.02x the cost
-// of RDTSCP (±4%, 6 runs). Benchmarks run one after the other differed by
-// up to 10% either way, inside the noise. With no measured reason to leave
-// the serialising read, Now uses RDTSCP.
+// code it measures; a bare RDTSC does not, though it costs less. The two
+// serialising reads cost about the same (BenchmarkInterleaved alternates
+// them in blocks, so that a neighbour's load falls on both alike), so Now
+// uses RDTSCP, the one instruction that serialises by itself.
 //
 // # Costs
 //
-// Ratios measured within one run (BenchmarkInterleaved, 6 runs, medians);
-// absolute figures move by 2x with the host's steal time:
+// What each call does (BenchmarkInterleaved measures them against each
+// other within one run):
 //   - Now with the TSC: one load, one branch, a call to a 5-instruction
-//     assembly function; 27 ns here, nearly all of it RDTSCP;
-//   - Now with the mono source (time.Since): 1.44x the TSC, 39 ns;
-//   - time.Now, for comparison: 2.47x the TSC, 66 ns;
-//   - Nanos: MULQ and SHRQ on two package variables, about 3 ns;
+//     assembly function; nearly all of its cost is RDTSCP;
+//   - Now with the mono source: time.Since on a fixed base, dearer than
+//     the TSC and cheaper than time.Now;
+//   - Nanos: MULQ and SHRQ on two package variables;
 //   - Elapsed: a subtraction and a branch; an atomic add only when it
-//     clamps;
-//   - two reads, Elapsed and Nanos, as a metered firing pays them: 59 ns
-//     with the TSC, 82 ns with mono.
+//     clamps.
+//
+// Two reads, Elapsed and Nanos are what a metered firing pays for its
+// times.
 //
 // Now cannot be inlined: it calls both the assembly read and time.Since,
 // and two calls exceed the inliner's budget.
@@ -88,8 +86,7 @@
 // # Accuracy
 //
 // A TSC duration over 1 s agrees with CLOCK_MONOTONIC within 0.01%
-// (TestAccuracyOneSecond measures it; here the difference was about
-// 0.000001%). CLOCK_MONOTONIC follows NTP's frequency correction; the
+// (TestAccuracyOneSecond checks it). CLOCK_MONOTONIC follows NTP's frequency correction; the
 // calibration takes the correction in force at start-up, and a later
 // change in it shows up as a difference of the same size.
 //

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The README's main job, as one command (make example):
-#   build meterinject; instrument github.com/yuin/goldmark (from the Go
-#   module proxy, in the module cache) and this workload through -overlay;
-#   build and run the workload with METER_EXPORT_CSV; print the top of the
+#   build meterinject; build this workload with github.com/yuin/goldmark
+#   (from the Go module proxy) instrumented, in one step (meterinject -deps
+#   ... go build); run it with METER_EXPORT_CSV; print the top of the
 #   performance model. Neither the sources nor the module cache are written.
 # EXAMPLE_ROUNDS sets how often the corpus is rendered; EXAMPLE_WORK where
 # the overlay, copies, binary and model go.
@@ -19,9 +19,8 @@ cd "$ROOT"
 (cd cmd/meterinject && $GO build -o "$WORK/meterinject" .)
 cd "$ROOT/example"
 $GO mod download
-"$WORK/meterinject" -overlay "$WORK/overlay.json" -cache "$WORK/cache" -runtime "$ROOT" \
-	. github.com/yuin/goldmark/...
-$GO build -overlay "$WORK/overlay.json" -o "$WORK/example" .
+"$WORK/meterinject" -cache "$WORK/cache" -runtime "$ROOT" -deps 'github.com/yuin/goldmark/...' \
+	go build -o "$WORK/example" .
 rm -f "$WORK/model.csv"
 METER_EXPORT_CSV="$WORK/model.csv" "$WORK/example" -n "$ROUNDS" -corpus "$ROOT/example/corpus"
 echo

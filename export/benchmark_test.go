@@ -116,7 +116,7 @@ func BenchmarkExportBatch(b *testing.B) {
 		name := "exporter"
 		var paths *CallPaths
 		if withPaths {
-			name, paths = "exporter+paths", NewCallPaths()
+			name, paths = "exporter+paths", newCallPaths()
 		}
 		b.Run(name, func(b *testing.B) {
 			p := idlePipeline(nopExporter{}, paths)
@@ -140,8 +140,8 @@ func BenchmarkExportBatch(b *testing.B) {
 // BenchmarkProfile is writing a profile of 1,000 paths and the model.
 func BenchmarkProfile(b *testing.B) {
 	a := newApp(b)
-	paths := NewCallPaths()
-	p := NewPipeline(WithCallPaths(paths), WithScheduleDelay(time.Hour))
+	paths := newCallPaths()
+	p := newPipeline(config{paths: paths, delay: time.Hour})
 	a.configure(b, p)
 	for range 1000 {
 		a.request()

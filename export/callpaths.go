@@ -59,8 +59,8 @@ type openTrace struct {
 	waiting int
 }
 
-// NewCallPaths returns an empty aggregate.
-func NewCallPaths() *CallPaths {
+// newCallPaths returns an empty aggregate.
+func newCallPaths() *CallPaths {
 	return &CallPaths{
 		nodes: []pathNode{{parent: -1}},
 		index: map[pathKey]int32{},

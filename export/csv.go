@@ -7,16 +7,15 @@ import (
 	"strings"
 
 	"github.com/meterio/meter/meter"
+	"github.com/meterio/meter/schema"
 )
 
-// CSVHeader is the header row of the performance model, as DESIGN.md fixes it.
-const CSVHeader = "probe,count,total_ns,avg_ns,inherent_total_ns,inherent_avg_ns,min_ns,max_ns,label"
-
 // WriteCSV writes the model's rows, in the snapshot's order (largest
-// inherent total first), under the header row.
+// inherent total first), under the header row (schema.ModelHeader), as
+// docs/design.md fixes them.
 func WriteCSV(w io.Writer, s meter.Snapshot) error {
 	bw := bufio.NewWriter(w)
-	bw.WriteString(CSVHeader)
+	bw.WriteString(schema.ModelHeader)
 	bw.WriteByte('\n')
 	var buf []byte
 	for _, r := range s.Rows {
@@ -45,8 +44,8 @@ func appendField(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// WriteCSVFile writes the model to path as WriteFile does: a reader never
+// writeCSVFile writes the model to path as WriteFile does: a reader never
 // sees half a model.
-func WriteCSVFile(path string, s meter.Snapshot) error {
+func writeCSVFile(path string, s meter.Snapshot) error {
 	return WriteFile(path, func(w io.Writer) error { return WriteCSV(w, s) })
 }

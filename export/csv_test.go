@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/meterio/meter/meter"
+	"github.com/meterio/meter/schema"
 )
 
 func TestWriteCSV(t *testing.T) {
@@ -21,7 +22,7 @@ func TestWriteCSV(t *testing.T) {
 	if err := WriteCSV(&b, s); err != nil {
 		t.Fatal(err)
 	}
-	want := CSVHeader + "\n" +
+	want := "probe,count,total_ns,avg_ns,inherent_total_ns,inherent_avg_ns,min_ns,max_ns,label\n" +
 		"m.(*DB).Update,2,3000,1500,1000,500,1000,2000,hotspot\n" +
 		`"odd,""name""",1,7,7,7,7,7,7,` + "\n" +
 		"m.cold,0,0,0,0,0,0,0,disabled\n"
@@ -41,11 +42,11 @@ func TestWriteCSVFileReplacesAtomically(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := meter.Snapshot{Rows: []meter.Row{{Probe: "p", Count: 1}}}
-	if err := WriteCSVFile(path, s); err != nil {
+	if err := writeCSVFile(path, s); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(path)
-	if !strings.HasPrefix(string(got), CSVHeader+"\np,1,") {
+	if !strings.HasPrefix(string(got), schema.ModelHeader+"\np,1,") {
 		t.Fatalf("file holds %q", got)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
@@ -59,9 +60,9 @@ func TestWriteCSVFileUnwritable(t *testing.T) {
 		filepath.Join(dir, "missing", "model.csv"), // no such directory
 		dir, // a directory, not a file
 	} {
-		err := WriteCSVFile(path, meter.Snapshot{})
+		err := writeCSVFile(path, meter.Snapshot{})
 		if err == nil || !strings.Contains(err.Error(), path) {
-			t.Errorf("WriteCSVFile(%s) = %v, want an error naming the path", path, err)
+			t.Errorf("writeCSVFile(%s) = %v, want an error naming the path", path, err)
 		}
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {

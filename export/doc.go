@@ -50,15 +50,22 @@
 // which takes one compare-and-swap per item where a trace here takes one
 // per part.
 //
+// NewPipeline builds a pipeline for a program that wires the engine by
+// hand with an exporter of its own; its time (schedule, deadlines,
+// back-off) comes from a Clock, which tests move by hand.
+//
 // # Files
 //
-// WriteCSV and WriteCSVFile write the model as DESIGN.md fixes it;
-// WriteMeta the metadata; WriteProfile the model and the traced call paths
-// as a pprof profile (profile.proto encoded here, uncompressed) with the
-// sample types count, inclusive and inherent. Every file is written by
+// WriteFiles writes the model as CSV, with the columns docs/design.md
+// fixes, and its .meta and .stats sidecars beside it, and the model and
+// the traced call paths as a pprof profile (profile.proto encoded here,
+// uncompressed) with the sample types count, inclusive and inherent.
+// Package schema names the columns, labels, sidecar keys and profile
+// fields, which package report reads back. WriteCSV and WriteProfile write
+// the same to any writer (the live page's). Every file is written by
 // WriteFile: only over a regular file or as a new one, through a temporary
-// file in the same folder and a rename; CheckFile tells at start whether a
-// path can be written.
+// file in the same folder and a rename; Start checks each path once, so
+// that a bad one is reported at start.
 //
 // Nothing here may block, lock or allocate on a traced goroutine.
 package export

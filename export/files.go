@@ -23,14 +23,14 @@ import (
 //     created with mode 0644 less the umask, given the permissions of the
 //     file it replaces, if any, then renamed over the path.
 //
-// CheckFile applies the first rule when exports start, and also finds a
+// checkPath applies the first rule when exports start, and also finds a
 // folder that is missing or not writable, so that the user hears of a bad
 // path once, at start, rather than at every write.
 
-// CheckFile reports why path cannot take an export file, or nil. It
+// checkPath reports why path cannot take an export file, or nil. It
 // creates and removes a temporary file in the folder to learn whether it
 // is writable. Errors name the path as given.
-func CheckFile(path string) error {
+func checkPath(path string) error {
 	target, err := resolve(path)
 	if err != nil {
 		return err
@@ -44,7 +44,7 @@ func CheckFile(path string) error {
 	return nil
 }
 
-// WriteFile writes a file the way every export does (see CheckFile):
+// WriteFile writes a file the way every export does (see checkPath):
 // write to a temporary file in the same folder, then rename it over path,
 // so a reader never sees half a file. A path that is not a regular file,
 // nor a link to one, is refused and left alone. Errors name the path.

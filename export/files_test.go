@@ -30,8 +30,8 @@ func TestWriteFileNewAndRegular(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := CheckFile(path); err != nil {
-			t.Fatalf("CheckFile(%s): %v", name, err)
+		if err := checkPath(path); err != nil {
+			t.Fatalf("checkPath(%s): %v", name, err)
 		}
 		if err := writeX(path); err != nil {
 			t.Fatal(err)
@@ -77,7 +77,7 @@ func TestWriteFileThroughSymlink(t *testing.T) {
 		if err := os.Symlink(to, l); err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range []func(string) error{CheckFile, writeX} {
+		for _, f := range []func(string) error{checkPath, writeX} {
 			if err := f(l); err == nil || !strings.Contains(err.Error(), l) || !strings.Contains(err.Error(), "symbolic link") {
 				t.Errorf("%s: %v; want a refusal naming the path", name, err)
 			}
@@ -100,7 +100,7 @@ func TestWriteFileRefusesOtherKinds(t *testing.T) {
 	os.Mkdir(sub, 0o755)
 	for path, kind := range map[string]string{fifo: "a FIFO", sub: "a directory", "/dev/null": "a character device"} {
 		before, _ := os.Lstat(path)
-		for _, f := range []func(string) error{CheckFile, writeX} {
+		for _, f := range []func(string) error{checkPath, writeX} {
 			if err := f(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), kind) {
 				t.Errorf("%s: %v; want a refusal naming the path and %q", path, err, kind)
 			}
@@ -119,13 +119,13 @@ func TestWriteFileRefusesOtherKinds(t *testing.T) {
 func TestCheckFileFolders(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "no", "such", "m.csv")
-	if err := CheckFile(missing); err == nil || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "does not exist") {
+	if err := checkPath(missing); err == nil || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("missing folder: %v", err)
 	}
 	file := filepath.Join(dir, "file")
 	os.WriteFile(file, nil, 0o644)
 	path := filepath.Join(file, "m.csv")
-	if err := CheckFile(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "not a folder") {
+	if err := checkPath(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "not a folder") {
 		t.Errorf("folder is a file: %v", err)
 	}
 	ro := filepath.Join(dir, "ro")
@@ -135,7 +135,7 @@ func TestCheckFileFolders(t *testing.T) {
 		ro = "/sys"
 	}
 	path = filepath.Join(ro, "m.csv")
-	err := CheckFile(path)
+	err := checkPath(path)
 	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "not writable") || strings.Contains(err.Error(), ".tmp") {
 		t.Errorf("read-only folder: %v", err)
 	}

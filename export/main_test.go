@@ -47,7 +47,9 @@ func allocsPerRun(runs int, f func()) float64 {
 // condition that they will make true.
 func runtimeYield() { runtime.Gosched() }
 
-// settle waits until at most base goroutines run.
+// settle waits until at most base goroutines run: goroutines that have
+// been told to stop need a turn to return, and nothing tells when they
+// have, so it yields until they are gone or the timeout has passed.
 func settle(base int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -58,7 +60,7 @@ func settle(base int, timeout time.Duration) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("goroutine leak: %d running, %d at the start", n, base)
 		}
-		time.Sleep(10 * time.Millisecond)
+		runtime.Gosched()
 	}
 }
 

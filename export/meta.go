@@ -9,19 +9,16 @@ import (
 	"time"
 
 	"github.com/meterio/meter/meter"
+	"github.com/meterio/meter/schema"
 )
 
-// MetaSuffix names the file written next to the CSV model: the CSV's
-// columns are fixed, so what produced the model (the extensions and their
-// settings, the clock) and the engine's counters go beside it, one
-// "key: value" line each.
-const MetaSuffix = ".meta"
-
-// WriteMeta writes the model's metadata: when it was taken, the clock, the
-// extensions, and the counters of probes, traces, truncated traces, spans
-// dropped on the way to an exporter, clamped durations and re-enabled
-// probes.
-func WriteMeta(w io.Writer, s meter.Snapshot) error {
+// writeMeta writes the .meta sidecar (schema.MetaSuffix): the CSV's
+// columns are fixed, so what produced the model goes beside it, one
+// "key: value" line each (the keys are schema's Meta constants): when it
+// was taken, the clock, the extensions and their settings, and the
+// counters of probes, traces, truncated traces, spans dropped on the way
+// to an exporter, clamped durations and re-enabled probes.
+func writeMeta(w io.Writer, s meter.Snapshot) error {
 	bw := bufio.NewWriter(w)
 	line := func(key, val string) {
 		bw.WriteString(key)
@@ -30,50 +27,49 @@ func WriteMeta(w io.Writer, s meter.Snapshot) error {
 		bw.WriteByte('\n')
 	}
 	num := func(key string, n int64) { line(key, strconv.FormatInt(n, 10)) }
-	line("taken", s.Taken.UTC().Format(time.RFC3339Nano))
+	line(schema.MetaTaken, s.Taken.UTC().Format(time.RFC3339Nano))
 	if !s.Started.IsZero() {
-		line("started", s.Started.UTC().Format(time.RFC3339Nano))
+		line(schema.MetaStarted, s.Started.UTC().Format(time.RFC3339Nano))
 	}
-	line("final", strconv.FormatBool(s.Final))
+	line(schema.MetaFinal, strconv.FormatBool(s.Final))
 	if cpu := processCPU(); cpu > 0 {
-		num("cpu_ns", cpu)
+		num(schema.MetaCPU, cpu)
 	}
-	line("clock", s.Clock)
-	line("extensions", strings.Join(s.Extensions, " "))
-	num("probes", int64(s.Probes))
-	num("traces", s.Traces)
-	num("truncated_traces", s.TruncatedTraces)
-	num("dropped_spans", s.Dropped)
-	num("clamped_durations", int64(s.Clamped))
+	line(schema.MetaClock, s.Clock)
+	line(schema.MetaExtensions, strings.Join(s.Extensions, " "))
+	num(schema.MetaProbes, int64(s.Probes))
+	num(schema.MetaTraces, s.Traces)
+	num(schema.MetaTruncatedTraces, s.TruncatedTraces)
+	num(schema.MetaDroppedSpans, s.Dropped)
+	num(schema.MetaClampedDurations, int64(s.Clamped))
 	var reenabled int64
 	for _, r := range s.Rows {
 		reenabled += r.Reenabled
 	}
-	num("reenabled", reenabled)
-	num("unwound", s.Unwound)
-	num("disturbed_stretches", s.Disturbed)
+	num(schema.MetaReenabled, reenabled)
+	num(schema.MetaUnwound, s.Unwound)
+	num(schema.MetaDisturbed, s.Disturbed)
+	num(schema.MetaInterrupted, s.Interrupted)
 	if o := s.Overheads; o != [3][2]int64{} {
-		line("overhead_ns", fmt.Sprintf("inner=%d outer=%d selected_inner=%d selected_outer=%d forced_inner=%d forced_outer=%d",
+		line(schema.MetaOverhead, fmt.Sprintf("inner=%d outer=%d selected_inner=%d selected_outer=%d forced_inner=%d forced_outer=%d",
 			o[0][0], o[0][1], o[1][0], o[1][1], o[2][0], o[2][1]))
 	}
-	num("untimed_limit_ns", s.UntimedLimit)
+	num(schema.MetaUntimedLimit, s.UntimedLimit)
 	if len(s.Roots) > 0 {
-		line("roots", strings.Join(s.Roots, " "))
+		line(schema.MetaRoots, strings.Join(s.Roots, " "))
 	}
 	return bw.Flush()
 }
 
-// StatsSuffix names the file written next to the CSV model with what
-// comparing two models needs beyond it: per probe, the standard deviation
-// of its metered firings' inclusive times, and how many were metered (a
+// writeStats writes the .stats sidecar (schema.StatsSuffix): what
+// comparing two models needs beyond the CSV. Under the header
+// schema.StatsHeader, one line per row of s: the standard deviation of the
+// probe's metered firings' inclusive times, and how many were metered (a
 // sampled probe's times in the CSV are estimates from those).
-const StatsSuffix = ".stats"
-
-// WriteStats writes the sidecar: header probe,inclusive_sd_ns,metered,
-// one row per row of s.
-func WriteStats(w io.Writer, s meter.Snapshot) error {
+func writeStats(w io.Writer, s meter.Snapshot) error {
 	bw := bufio.NewWriter(w)
-	bw.WriteString("probe,inclusive_sd_ns,metered\n")
+	bw.WriteString(schema.StatsHeader)
+	bw.WriteByte('\n')
 	var b []byte
 	for _, r := range s.Rows {
 		b = appendField(b[:0], r.Probe)
@@ -81,18 +77,20 @@ func WriteStats(w io.Writer, s meter.Snapshot) error {
 		b = strconv.AppendFloat(b, r.SD, 'f', 1, 64)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, r.Metered, 10)
+		b = append(b, ',')
+		b = appendField(b, strings.Join(r.TimeIn, " "))
 		b = append(b, '\n')
 		bw.Write(b)
 	}
 	return bw.Flush()
 }
 
-// WriteStatsFile writes the sidecar to path as WriteFile does.
-func WriteStatsFile(path string, s meter.Snapshot) error {
-	return WriteFile(path, func(w io.Writer) error { return WriteStats(w, s) })
+// writeStatsFile writes the sidecar to path as WriteFile does.
+func writeStatsFile(path string, s meter.Snapshot) error {
+	return WriteFile(path, func(w io.Writer) error { return writeStats(w, s) })
 }
 
-// WriteMetaFile writes the metadata to path as WriteFile does.
-func WriteMetaFile(path string, s meter.Snapshot) error {
-	return WriteFile(path, func(w io.Writer) error { return WriteMeta(w, s) })
+// writeMetaFile writes the metadata to path as WriteFile does.
+func writeMetaFile(path string, s meter.Snapshot) error {
+	return WriteFile(path, func(w io.Writer) error { return writeMeta(w, s) })
 }

@@ -20,10 +20,11 @@ func TestMetaAndStats(t *testing.T) {
 		Rows: []meter.Row{
 			{Probe: "example.com/app.handle", Count: 10, Metered: 10, SD: 1234.56},
 			{Probe: `example.com/app."odd,name"`, Count: 6400, Metered: 100, Label: meter.LabelSampled},
+			{Probe: "example.com/app.small", Count: 9000, Metered: 1000, Label: meter.LabelUntimed, TimeIn: []string{"example.com/app.handle", "example.com/app.main"}},
 		},
 	}
 	var meta, stats bytes.Buffer
-	if err := WriteMeta(&meta, s); err != nil {
+	if err := writeMeta(&meta, s); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"taken: 2026-11-23T10:00:01Z\n", "started: 2026-11-23T10:00:00Z\n", "final: true\n",
@@ -32,12 +33,13 @@ func TestMetaAndStats(t *testing.T) {
 			t.Errorf("meta has no line %q:\n%s", want, meta.String())
 		}
 	}
-	if err := WriteStats(&stats, s); err != nil {
+	if err := writeStats(&stats, s); err != nil {
 		t.Fatal(err)
 	}
-	want := "probe,inclusive_sd_ns,metered\n" +
-		"example.com/app.handle,1234.6,10\n" +
-		"\"example.com/app.\"\"odd,name\"\"\",0.0,100\n"
+	want := "probe,inclusive_sd_ns,metered,time_in\n" +
+		"example.com/app.handle,1234.6,10,\n" +
+		"\"example.com/app.\"\"odd,name\"\"\",0.0,100,\n" +
+		"example.com/app.small,0.0,1000,example.com/app.handle example.com/app.main\n"
 	if stats.String() != want {
 		t.Errorf("stats:\n%s\nwant:\n%s", stats.String(), want)
 	}

@@ -18,18 +18,83 @@ import (
 // OpenTelemetry batch span processor's; the back-off starts at one second
 // and doubles up to thirty, as the OpenTelemetry exporters' retries do.
 const (
-	DefaultQueueSize     = 2048
-	DefaultBatchSize     = 512
-	DefaultScheduleDelay = 5 * time.Second
-	DefaultExportTimeout = 30 * time.Second
-	DefaultDropReport    = 10 * time.Second
-	DefaultBackoff       = time.Second
-	DefaultBackoffMax    = 30 * time.Second
-	// DefaultMaxExportBatches is how many batches, at most, go out in one
+	defaultQueueSize     = 2048
+	defaultBatchSize     = 512
+	defaultScheduleDelay = 5 * time.Second
+	defaultExportTimeout = 30 * time.Second
+	defaultDropReport    = 10 * time.Second
+	defaultBackoff       = time.Second
+	defaultBackoffMax    = 30 * time.Second
+	// defaultMaxExportBatches is how many batches, at most, go out in one
 	// export call when more than one waits.
-	DefaultMaxExportBatches = 4
+	defaultMaxExportBatches = 4
 )
 
+// PipelineConfig configures a Pipeline that NewPipeline builds. A zero
+// field takes its default.
+type PipelineConfig struct {
+	// Exporter receives the spans. Nil: none; spans are then counted as
+	// exported once taken from the queue.
+	Exporter SpanExporter
+	// QueueSize is how many spans may wait for export (default 2048, the
+	// OpenTelemetry batch span processor's). Spans that do not fit are
+	// dropped and counted.
+	QueueSize int
+	// BatchSize is how many spans wake the exporter goroutine and go out
+	// in one export call (default 512).
+	BatchSize int
+	// MaxExportBatch is how many spans, at most, go out in one export call
+	// when more than a batch waits, so that a backlog goes out in fewer
+	// round trips (default four batches; less than BatchSize takes the
+	// default).
+	MaxExportBatch int
+	// ScheduleDelay is how long a partial batch may wait (default 5 s).
+	ScheduleDelay time.Duration
+	// Stderr takes the line about lost spans (default os.Stderr).
+	Stderr io.Writer
+	// Clock is the time the pipeline keeps (default the system's): see
+	// Clock.
+	Clock Clock
+}
+
+// Clock is the time a Pipeline keeps: when a partial batch goes out, an
+// export call's deadline, the back-off after a failed call, and how often
+// lost spans are reported. The system's clock is the default; a test
+// passes one that it moves by hand, so that it waits for none of these.
+//
+// AfterFunc calls f on a goroutine of its own once d has passed, as
+// time.AfterFunc does, and returns the timer, which Reset arms again and
+// Stop disarms (each reports whether the timer was armed). A *time.Timer
+// is such a timer; the interface is spelled out, rather than named, so
+// that a clock needs no import of this package.
+type Clock interface {
+	Now() time.Time
+	AfterFunc(d time.Duration, f func()) interface {
+		Reset(d time.Duration) bool
+		Stop() bool
+	}
+}
+
+// timer is what Clock.AfterFunc returns.
+type timer = interface {
+	Reset(d time.Duration) bool
+	Stop() bool
+}
+
+// systemClock is the time package's clock.
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func (systemClock) AfterFunc(d time.Duration, f func()) interface {
+	Reset(d time.Duration) bool
+	Stop() bool
+} {
+	return time.AfterFunc(d, f)
+}
+
+// config is what a pipeline runs with: a PipelineConfig's fields, and
+// what only this package sets.
 type config struct {
 	queueSize     int
 	batchSize     int
@@ -42,83 +107,47 @@ type config struct {
 	exporter      SpanExporter
 	paths         *CallPaths
 	stderr        io.Writer
-	hold          bool
+	clock         Clock
+	// hold keeps spans queued until an exporter is attached (or attach
+	// says none will be): an exporter registered by a package whose init
+	// runs after the first probe registration still gets the traces that
+	// ended in between.
+	hold bool
 }
 
-// Option configures a Pipeline.
-type Option interface{ apply(config) config }
-
-type optionFunc func(config) config
-
-func (f optionFunc) apply(c config) config { return f(c) }
-
-// WithQueueSize sets how many spans may wait for export. Spans that do not
-// fit are dropped and counted.
-func WithQueueSize(n int) Option {
-	return optionFunc(func(c config) config { c.queueSize = n; return c })
-}
-
-// WithBatchSize sets how many spans wake the exporter and go out in one
-// export call.
-func WithBatchSize(n int) Option {
-	return optionFunc(func(c config) config { c.batchSize = n; return c })
-}
-
-// WithMaxExportBatch sets how many spans, at most, go out in one export
-// call: when more than a batch waits (the exporter fell behind, say while
-// a call took long), one call takes up to n, so that a backlog goes out in
-// fewer round trips. The default is DefaultMaxExportBatches batches; the
-// queue's ring has room for that many spans on top of its capacity.
-func WithMaxExportBatch(n int) Option {
-	return optionFunc(func(c config) config { c.maxExport = n; return c })
-}
-
-// WithScheduleDelay sets how long a partial batch may wait.
-func WithScheduleDelay(d time.Duration) Option {
-	return optionFunc(func(c config) config { c.delay = d; return c })
-}
-
-// WithExportTimeout bounds one export call.
-func WithExportTimeout(d time.Duration) Option {
-	return optionFunc(func(c config) config { c.exportTimeout = d; return c })
-}
-
-// WithDropReport sets how often, at most, a line on standard error reports
-// lost spans.
-func WithDropReport(d time.Duration) Option {
-	return optionFunc(func(c config) config { c.dropReport = d; return c })
-}
-
-// WithBackoff sets the back-off after a failed export call: the first wait
-// is about initial, and each further failure in a row doubles it, up to
-// max. Each wait is drawn at random between half and all of its value, so
-// that many processes restarted together do not retry together.
-func WithBackoff(initial, max time.Duration) Option {
-	return optionFunc(func(c config) config { c.backoff, c.backoffMax = initial, max; return c })
-}
-
-// WithSpanExporter sends the spans to e.
-func WithSpanExporter(e SpanExporter) Option {
-	return optionFunc(func(c config) config { c.exporter = e; return c })
-}
-
-// WithCallPaths adds every span taken from the queue to paths, for the
-// pprof profile.
-func WithCallPaths(paths *CallPaths) Option {
-	return optionFunc(func(c config) config { c.paths = paths; return c })
-}
-
-// WithStderr sets where the lost-spans line goes (default os.Stderr).
-func WithStderr(w io.Writer) Option {
-	return optionFunc(func(c config) config { c.stderr = w; return c })
-}
-
-// withHold keeps spans queued until an exporter is attached (or release
-// says none will be): an exporter registered by a package whose init runs
-// after the first probe registration still gets the traces that ended in
-// between.
-func withHold() Option {
-	return optionFunc(func(c config) config { c.hold = true; return c })
+// withDefaults returns c with every zero field set to its default, and
+// the batch and export sizes made to fit the queue.
+func (c config) withDefaults() config {
+	if c.queueSize < 1 {
+		c.queueSize = defaultQueueSize
+	}
+	if c.batchSize < 1 {
+		c.batchSize = defaultBatchSize
+	}
+	c.batchSize = min(c.batchSize, c.queueSize)
+	if c.maxExport < c.batchSize {
+		c.maxExport = defaultMaxExportBatches * c.batchSize
+	}
+	if c.delay <= 0 {
+		c.delay = defaultScheduleDelay
+	}
+	if c.exportTimeout <= 0 {
+		c.exportTimeout = defaultExportTimeout
+	}
+	if c.dropReport <= 0 {
+		c.dropReport = defaultDropReport
+	}
+	if c.backoff <= 0 {
+		c.backoff = defaultBackoff
+	}
+	c.backoffMax = max(c.backoffMax, c.backoff)
+	if c.stderr == nil {
+		c.stderr = os.Stderr
+	}
+	if c.clock == nil {
+		c.clock = systemClock{}
+	}
+	return c
 }
 
 // Pipeline is the trace export path, and the meter.Sink that feeds it. The
@@ -150,6 +179,7 @@ type Pipeline struct {
 	flushReq chan chan struct{}
 	attachCh chan attachment
 	done     chan struct{}
+	tick     chan struct{} // the exporter's timer fired
 	stopOnce sync.Once
 
 	// Owned by the exporter goroutine.
@@ -157,7 +187,7 @@ type Pipeline struct {
 	holding      bool
 	buf          []Span // the batch handed to the exporter
 	names        probeNames
-	timer        *time.Timer
+	timer        timer     // sends on tick
 	nextTick     time.Time // when partial batches go out next
 	failures     int       // export calls failed in a row
 	backoffUntil time.Time // no export call before this
@@ -172,44 +202,28 @@ type attachment struct{ e SpanExporter }
 
 var _ meter.Sink = (*Pipeline)(nil)
 
-// NewPipeline starts the exporter goroutine. Stop it with Shutdown.
-func NewPipeline(opts ...Option) *Pipeline {
-	c := config{
-		queueSize:     DefaultQueueSize,
-		batchSize:     DefaultBatchSize,
-		delay:         DefaultScheduleDelay,
-		exportTimeout: DefaultExportTimeout,
-		dropReport:    DefaultDropReport,
-		backoff:       DefaultBackoff,
-		backoffMax:    DefaultBackoffMax,
-		stderr:        os.Stderr,
-	}
-	for _, o := range opts {
-		c = o.apply(c)
-	}
-	if c.queueSize < 1 {
-		c.queueSize = DefaultQueueSize
-	}
-	if c.batchSize < 1 {
-		c.batchSize = DefaultBatchSize
-	}
-	c.batchSize = min(c.batchSize, c.queueSize)
-	if c.maxExport < c.batchSize {
-		c.maxExport = DefaultMaxExportBatches * c.batchSize
-	}
-	if c.delay <= 0 {
-		c.delay = DefaultScheduleDelay
-	}
-	if c.exportTimeout <= 0 {
-		c.exportTimeout = DefaultExportTimeout
-	}
-	if c.dropReport <= 0 {
-		c.dropReport = DefaultDropReport
-	}
-	if c.backoff <= 0 {
-		c.backoff = DefaultBackoff
-	}
-	c.backoffMax = max(c.backoffMax, c.backoff)
+// NewPipeline starts a trace pipeline and its exporter goroutine; stop it
+// with Shutdown. The probe package builds the pipeline that the METER_*
+// properties ask for by itself (Start); NewPipeline is for a program that
+// wires the engine by hand (meter.Configure, with the pipeline as the
+// chain's Sink) and brings its own exporter: otlp.NewSpanExporter's, or a
+// benchmark's.
+func NewPipeline(c PipelineConfig) *Pipeline {
+	return newPipeline(config{
+		exporter:  c.Exporter,
+		queueSize: c.QueueSize,
+		batchSize: c.BatchSize,
+		maxExport: c.MaxExportBatch,
+		delay:     c.ScheduleDelay,
+		stderr:    c.Stderr,
+		clock:     c.Clock,
+	})
+}
+
+// newPipeline starts the exporter goroutine of a pipeline configured by c,
+// whose zero fields take their defaults.
+func newPipeline(c config) *Pipeline {
+	c = c.withDefaults()
 	p := &Pipeline{
 		cfg:      c,
 		q:        newQueue(c.queueSize, c.maxExport),
@@ -217,6 +231,7 @@ func NewPipeline(opts ...Option) *Pipeline {
 		flushReq: make(chan chan struct{}),
 		attachCh: make(chan attachment),
 		done:     make(chan struct{}),
+		tick:     make(chan struct{}, 1),
 		exporter: c.exporter,
 		holding:  c.hold && c.exporter == nil,
 		buf:      make([]Span, c.maxExport),
@@ -344,7 +359,7 @@ func (p *Pipeline) Flush(ctx context.Context) error {
 	}
 }
 
-// attach gives a pipeline built withHold its exporter (nil: none will
+// attach gives a pipeline built with config.hold its exporter (nil: none will
 // come), and lets it export what it holds.
 func (p *Pipeline) attach(e SpanExporter) {
 	select {
@@ -392,13 +407,18 @@ func (p *Pipeline) Shutdown(ctx context.Context) error {
 
 func (p *Pipeline) run() {
 	defer close(p.done)
-	p.timer = time.NewTimer(time.Hour)
+	p.timer = p.cfg.clock.AfterFunc(time.Hour, func() {
+		select {
+		case p.tick <- struct{}{}:
+		default: // a tick is pending already
+		}
+	})
 	p.timer.Stop()
 	defer p.timer.Stop()
-	p.nextTick = time.Now().Add(p.cfg.delay)
+	p.nextTick = p.now().Add(p.cfg.delay)
 	batch := p.cfg.batchSize
 	for {
-		now := time.Now()
+		now := p.now()
 		p.endBackoff(now)
 		p.report(now, false)
 		if !p.holding {
@@ -407,7 +427,7 @@ func (p *Pipeline) run() {
 				if p.exportOnce() == 0 {
 					p.waitHole()
 				}
-				p.report(time.Now(), false)
+				p.report(p.now(), false)
 			}
 			if !p.q.arm(batch) {
 				continue
@@ -419,7 +439,7 @@ func (p *Pipeline) run() {
 		select {
 		case <-p.q.wake:
 			woken = true
-		case <-p.timer.C:
+		case <-p.tick:
 			fired, woken = true, true
 		case a := <-p.attachCh:
 			p.holding = false
@@ -443,12 +463,12 @@ func (p *Pipeline) run() {
 			p.holding = false
 			if p.exporter == nil && p.cfg.paths == nil && p.cfg.hold {
 				p.discard() // held for an exporter that never came
-			} else if p.inBackoff(time.Now()) && p.cfg.paths == nil {
+			} else if p.inBackoff(p.now()) && p.cfg.paths == nil {
 				p.dropQueued()
 			} else {
 				p.exportAll()
 			}
-			p.report(time.Now(), true)
+			p.report(p.now(), true)
 			return
 		}
 		p.q.parked.Store(false)
@@ -458,13 +478,13 @@ func (p *Pipeline) run() {
 		}
 		if !fired && !p.timer.Stop() {
 			select { // the timer fired after the select chose another case
-			case <-p.timer.C:
+			case <-p.tick:
 			default:
 			}
 		}
-		if now := time.Now(); !p.holding && !now.Before(p.nextTick) {
+		if now := p.now(); !p.holding && !now.Before(p.nextTick) {
 			p.exportAll()
-			p.nextTick = time.Now().Add(p.cfg.delay)
+			p.nextTick = p.now().Add(p.cfg.delay)
 		}
 	}
 }
@@ -562,7 +582,7 @@ func (p *Pipeline) exportOnce() int {
 		p.sent.Add(int64(n))
 		return n
 	}
-	if p.inBackoff(time.Now()) {
+	if p.inBackoff(p.now()) {
 		p.drop(n) // the call paths have them; the collector does not
 		return n
 	}
@@ -583,6 +603,9 @@ func (p *Pipeline) exportOnce() int {
 	return n
 }
 
+// now reads the pipeline's clock.
+func (p *Pipeline) now() time.Time { return p.cfg.clock.Now() }
+
 func (p *Pipeline) inBackoff(now time.Time) bool {
 	return p.failures > 0 && now.Before(p.backoffUntil)
 }
@@ -592,15 +615,18 @@ func (p *Pipeline) inBackoff(now time.Time) bool {
 // one connection attempt per back-off, not one per batch. Without call
 // paths to feed, producers drop their spans at once meanwhile, rather than
 // fill a queue that would only be dropped.
+//
+// The error is counted last, so that whoever reads it in Stats finds the
+// back-off begun and the queue emptied.
 func (p *Pipeline) fail(err error) {
-	p.errors.Add(1)
 	p.lastErr = err
 	p.failures++
-	p.backoffUntil = time.Now().Add(backoffDelay(p.cfg, p.failures))
+	p.backoffUntil = p.now().Add(backoffDelay(p.cfg, p.failures))
 	if p.cfg.paths == nil {
 		p.refusing.Store(true)
 		p.dropQueued()
 	}
+	p.errors.Add(1)
 }
 
 // backoffDelay is the wait after the given number of failed calls in a
@@ -633,7 +659,7 @@ func (p *Pipeline) endBackoff(now time.Time) {
 type exportGen struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	timer  *time.Timer
+	timer  timer
 	call   callCtx
 }
 
@@ -644,12 +670,12 @@ func (p *Pipeline) exportCtx() context.Context {
 	if g.ctx == nil {
 		ctx, cancel := context.WithCancelCause(p.ctx)
 		g.ctx, g.cancel = ctx, cancel
-		g.timer = time.AfterFunc(time.Hour, func() { cancel(context.DeadlineExceeded) })
+		g.timer = p.cfg.clock.AfterFunc(time.Hour, func() { cancel(context.DeadlineExceeded) })
 		g.timer.Stop()
 	}
 	d := p.cfg.exportTimeout
 	g.timer.Reset(d)
-	g.call = callCtx{Context: g.ctx, deadline: time.Now().Add(d)}
+	g.call = callCtx{Context: g.ctx, deadline: p.now().Add(d)}
 	return &g.call
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meterio/meter/internal/fakeclock"
 	"github.com/meterio/meter/meter"
 )
 
@@ -50,6 +51,8 @@ func (e *checkingExporter) ExportSpans(ctx context.Context, spans []Span) error 
 		}
 	}
 	if e.slow > 0 {
+		// A slow collector: the load under which the test measures what
+		// the pipeline drops and counts.
 		time.Sleep(e.slow)
 	}
 	return ctx.Err()
@@ -103,8 +106,23 @@ func testAccounting(t *testing.T, queue int, slow time.Duration) {
 	}
 	e := &checkingExporter{slow: slow}
 	var stderr syncBuffer
-	p := NewPipeline(WithSpanExporter(e), WithQueueSize(queue), WithBatchSize(batch),
-		WithScheduleDelay(time.Hour), WithStderr(&stderr), WithDropReport(time.Nanosecond))
+	clk := fakeclock.New(time.Unix(0, 0))
+	p := newPipeline(config{exporter: e, queueSize: queue, batchSize: batch, delay: time.Hour, stderr: &stderr,
+		dropReport: time.Nanosecond, clock: clk})
+	// A pause lets the exporter catch up: saturated, producers wait for
+	// everything queued to go out (and fill the queue again while the slow
+	// exporter works); keeping up, they wait until less than a batch is
+	// queued, so that the exporter goes to sleep and is woken.
+	pause := func() {
+		if slow > 0 {
+			clk.Advance(time.Nanosecond) // each drop report is due
+			p.Flush(context.Background())
+			return
+		}
+		for p.q.pending() >= batch {
+			runtimeYield()
+		}
+	}
 	droppedBefore := meter.Take().Dropped
 	var produced atomic.Int64
 	var wg sync.WaitGroup
@@ -121,7 +139,7 @@ func testAccounting(t *testing.T, queue int, slow time.Duration) {
 				p.TraceSpans(uint64(w*traces+i+1), s, true, false)
 				produced.Add(int64(len(s)))
 				if i%pace == pace-1 {
-					time.Sleep(time.Millisecond) // let the exporter keep up, or partly
+					pause()
 				}
 			}
 		}()
@@ -179,8 +197,7 @@ func testAccounting(t *testing.T, queue int, slow time.Duration) {
 func TestDropReportOncePerInterval(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.report", nil)
 	var stderr syncBuffer
-	p := NewPipeline(WithQueueSize(4), WithBatchSize(4), WithScheduleDelay(time.Hour),
-		WithStderr(&stderr), WithDropReport(time.Hour))
+	p := newPipeline(config{queueSize: 4, batchSize: 4, delay: time.Hour, stderr: &stderr, dropReport: time.Hour})
 	for range 100 {
 		p.TraceSpans(1, spansOf(probe, 8), true, false) // 4 fit (at most), the rest drop
 	}
@@ -230,14 +247,16 @@ func (e *gatedExporter) Shutdown(context.Context) error { return nil }
 
 // TestDropReportWhileQueueStaysFull: while the queue stays full the
 // exporter never sleeps, going from one full batch to the next; drops
-// must still be reported once per interval. The interval here is 1 ns, so
-// every batch that follows new drops reports them.
+// must still be reported once per interval. The interval here is 1 ns,
+// and the clock moves on by as much in each round, so every batch that
+// follows new drops reports them.
 func TestDropReportWhileQueueStaysFull(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.full", nil)
 	e := &gatedExporter{next: make(chan struct{})}
 	var stderr syncBuffer
-	p := NewPipeline(WithSpanExporter(e), WithQueueSize(8), WithBatchSize(4), WithMaxExportBatch(4), WithScheduleDelay(time.Hour),
-		WithStderr(&stderr), WithDropReport(time.Nanosecond))
+	clk := fakeclock.New(time.Unix(0, 0))
+	p := newPipeline(config{exporter: e, queueSize: 8, batchSize: 4, maxExport: 4, delay: time.Hour,
+		stderr: &stderr, dropReport: time.Nanosecond, clock: clk})
 	p.TraceSpans(1, spansOf(probe, 4), true, false) // a full batch: the first call
 	for e.calls.Load() < 1 {
 		runtimeYield()
@@ -253,7 +272,8 @@ func TestDropReportWhileQueueStaysFull(t *testing.T) {
 			t.Fatalf("round %d: nothing dropped", i)
 		}
 		before := strings.Count(stderr.String(), "\n")
-		e.next <- struct{}{} // one batch out; the loop goes on to the next full one
+		clk.Advance(time.Nanosecond) // a report is due
+		e.next <- struct{}{}         // one batch out; the loop goes on to the next full one
 		for e.calls.Load() < int64(i+2) {
 			runtimeYield()
 		}
@@ -265,27 +285,30 @@ func TestDropReportWhileQueueStaysFull(t *testing.T) {
 	p.Shutdown(context.Background())
 }
 
-// TestScheduleDelay: a partial batch goes out when the delay passes, with
-// one wake-up.
+// TestScheduleDelay: a partial batch goes out when the delay has passed,
+// not before, with one wake-up: the timer's.
 func TestScheduleDelay(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.delay", nil)
 	e := &checkingExporter{}
 	const delay = 50 * time.Millisecond
-	p := NewPipeline(WithSpanExporter(e), WithScheduleDelay(delay))
+	clk := fakeclock.New(time.Unix(0, 0))
+	p := newPipeline(config{exporter: e, delay: delay, clock: clk})
 	defer p.Shutdown(context.Background())
-	start := time.Now()
 	p.TraceSpans(7, spansOf(probe, 3), true, false)
-	for e.count() < 3 {
+	for !p.q.parked.Load() { // the exporter goes to sleep...
 		runtimeYield()
 	}
-	elapsed := time.Since(start)
-	st := p.Stats()
-	if st.Exported != 3 {
-		t.Fatalf("exported %d of 3 spans after the delay", st.Exported)
+	clk.WaitArmed(1, nil) // ...until the delay has passed
+	clk.Advance(delay - time.Nanosecond)
+	if clk.Armed() != 1 || e.count() != 0 {
+		t.Fatalf("before the delay: %d timers armed, %d spans exported; want 1 and 0", clk.Armed(), e.count())
 	}
-	// The timer alone wakes the exporter: once per delay that passed.
-	if st.Wakeups < 1 || st.Wakeups > int64(elapsed/delay)+1 {
-		t.Errorf("%d wake-ups in %v with a delay of %v", st.Wakeups, elapsed, delay)
+	clk.Advance(time.Nanosecond)
+	for p.Stats().Exported < 3 { // counted once the export call has returned
+		runtimeYield()
+	}
+	if st := p.Stats(); st.Exported != 3 || e.count() != 3 || st.Wakeups != 1 {
+		t.Errorf("after the delay: %+v, the exporter got %d spans; want 3 spans exported and 1 wake-up", st, e.count())
 	}
 }
 
@@ -294,7 +317,7 @@ func TestScheduleDelay(t *testing.T) {
 func TestShutdownFlushes(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.shutdown", nil)
 	e := &checkingExporter{}
-	p := NewPipeline(WithSpanExporter(e), WithScheduleDelay(time.Hour))
+	p := newPipeline(config{exporter: e, delay: time.Hour})
 	for range 10 {
 		p.TraceSpans(9, spansOf(probe, 5), true, false)
 	}
@@ -314,32 +337,38 @@ func TestShutdownFlushes(t *testing.T) {
 }
 
 // TestShutdownTimeout: an exporter stuck until its context ends does not
-// hold Shutdown past its deadline.
+// hold Shutdown past the end of Shutdown's context: the call in flight is
+// canceled, what is left is dropped and counted, and Shutdown says why.
 func TestShutdownTimeout(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.stuck", nil)
-	p := NewPipeline(WithSpanExporter(stuckExporter{}), WithBatchSize(4), WithScheduleDelay(time.Hour), WithStderr(io.Discard))
+	e := stuckExporter{called: make(chan struct{}, 1)}
+	p := newPipeline(config{exporter: e, batchSize: 4, delay: time.Hour, stderr: io.Discard})
 	for range 10 {
 		p.TraceSpans(3, spansOf(probe, 4), true, false)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	err := p.Shutdown(ctx)
-	if took := time.Since(start); took > 2*time.Second {
-		t.Errorf("Shutdown took %v with a 200ms deadline", took)
-	}
-	if err == nil {
-		t.Errorf("Shutdown reported no error though the exporter never finished")
+	<-e.called // the exporter is stuck in its first call
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- p.Shutdown(ctx) }()
+	cancel() // Shutdown's time is up
+	if err := <-done; err != context.Canceled {
+		t.Errorf("Shutdown = %v, want context.Canceled", err)
 	}
 	st := p.Stats()
-	if st.Exported+st.Dropped != 40 {
-		t.Errorf("exported %d + dropped %d != 40", st.Exported, st.Dropped)
+	if st.Exported+st.Dropped != 40 || st.Dropped == 0 {
+		t.Errorf("exported %d + dropped %d: want 40, some dropped", st.Exported, st.Dropped)
 	}
 }
 
-type stuckExporter struct{}
+// stuckExporter blocks each call until its context ends, saying on called
+// (when there is room) that a call has begun.
+type stuckExporter struct{ called chan struct{} }
 
-func (stuckExporter) ExportSpans(ctx context.Context, _ []Span) error {
+func (e stuckExporter) ExportSpans(ctx context.Context, _ []Span) error {
+	select {
+	case e.called <- struct{}{}:
+	default:
+	}
 	<-ctx.Done()
 	return ctx.Err()
 }
@@ -357,7 +386,7 @@ func TestTraceSpansAllocatesNothing(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			// The batch is the whole queue, so the exporter goroutine
 			// sleeps through the measurement.
-			p := NewPipeline(WithQueueSize(c.queue), WithBatchSize(c.queue), WithScheduleDelay(time.Hour), WithStderr(io.Discard))
+			p := newPipeline(config{queueSize: c.queue, batchSize: c.queue, delay: time.Hour, stderr: io.Discard})
 			defer p.Shutdown(context.Background())
 			p.TraceSpans(1, spans, true, false)
 			if a := allocsPerRun(1000, func() { p.TraceSpans(1, spans, true, false) }); a != 0 {
@@ -399,7 +428,7 @@ func TestTracedCallAllocatesNothing(t *testing.T) {
 // nothing once warm.
 func TestExportBatchAllocatesNothing(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.batchallocs", nil)
-	p := idlePipeline(nopExporter{}, NewCallPaths())
+	p := idlePipeline(nopExporter{}, newCallPaths())
 	spans := spansOf(probe, 8)
 	round := func() {
 		for i := range 64 {
@@ -418,7 +447,7 @@ func TestExportBatchAllocatesNothing(t *testing.T) {
 // drives exportOnce.
 func idlePipeline(e SpanExporter, paths *CallPaths) *Pipeline {
 	c := config{exporter: e, paths: paths, exportTimeout: time.Hour, batchSize: 512, maxExport: 512, queueSize: 2048,
-		backoff: time.Second, backoffMax: time.Second, stderr: io.Discard}
+		backoff: time.Second, backoffMax: time.Second, stderr: io.Discard}.withDefaults()
 	p := &Pipeline{cfg: c, q: newQueue(2048, 512), ctx: context.Background(), exporter: e, buf: make([]Span, 512)}
 	return p
 }
@@ -445,8 +474,8 @@ func TestBackoff(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.backoff", nil)
 	e := &failingExporter{}
 	var stderr syncBuffer
-	p := NewPipeline(WithSpanExporter(e), WithQueueSize(64), WithBatchSize(8), WithScheduleDelay(time.Hour),
-		WithBackoff(time.Hour, time.Hour), WithStderr(&stderr))
+	p := newPipeline(config{exporter: e, queueSize: 64, batchSize: 8, delay: time.Hour,
+		backoff: time.Hour, backoffMax: time.Hour, stderr: &stderr})
 	p.TraceSpans(1, spansOf(probe, 8), true, false) // a full batch: one call, which fails
 	for !p.refusing.Load() {
 		runtimeYield()
@@ -471,20 +500,37 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
-// TestBackoffRetries: the back-off ends, the next batch is tried, and
-// each failure in a row doubles the wait up to the cap, with jitter.
+// TestBackoffRetries: no call is made while the back-off lasts, however
+// many spans come; once it has ended, the next batch is tried. Each
+// failure in a row doubles the wait up to the cap (TestBackoffDelays).
 func TestBackoffRetries(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.retry", nil)
 	e := &failingExporter{}
-	p := NewPipeline(WithSpanExporter(e), WithQueueSize(64), WithBatchSize(8), WithScheduleDelay(time.Hour),
-		WithBackoff(time.Millisecond, 4*time.Millisecond), WithStderr(io.Discard))
+	clk := fakeclock.New(time.Unix(0, 0))
+	p := newPipeline(config{exporter: e, queueSize: 64, batchSize: 8, delay: time.Hour,
+		backoff: time.Millisecond, backoffMax: 4 * time.Millisecond, stderr: io.Discard, clock: clk})
 	defer p.Shutdown(context.Background())
-	for p.Stats().Errors < 5 { // an error counts once its call has returned
-		p.TraceSpans(1, spansOf(probe, 8), true, false)
-		runtimeYield()
-	}
-	if st := p.Stats(); st.Errors < 5 || st.Dropped == 0 {
-		t.Errorf("stats %+v: want at least 5 failed calls and drops between them", st)
+	for calls := int64(1); calls <= 5; calls++ {
+		for p.Stats().Errors < calls { // an error counts once its call has returned
+			p.TraceSpans(1, spansOf(probe, 8), true, false)
+			runtimeYield()
+		}
+		// Backing off: the spans drop at once, and no call is made.
+		if err := p.Flush(context.Background()); err != nil { // what was queued before the call failed drops now
+			t.Fatal(err)
+		}
+		dropped := p.Stats().Dropped
+		p.TraceSpans(2, spansOf(probe, 8), true, false)
+		if err := p.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if st := p.Stats(); st.Errors != calls || e.calls.Load() != calls || st.Dropped != dropped+8 {
+			t.Fatalf("while backing off after call %d: %+v, %d calls; want no call and 8 more spans dropped", calls, st, e.calls.Load())
+		}
+		for p.refusing.Load() { // the back-off ends when the clock passes it
+			clk.Advance(time.Millisecond)
+			runtimeYield()
+		}
 	}
 }
 
@@ -510,7 +556,7 @@ func TestBackoffDelays(t *testing.T) {
 // what producers hand it until the exporter comes, then exports it all.
 func TestHoldUntilAttached(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.hold", nil)
-	p := NewPipeline(withHold(), WithQueueSize(64), WithBatchSize(8), WithScheduleDelay(time.Hour), WithStderr(io.Discard))
+	p := newPipeline(config{hold: true, queueSize: 64, batchSize: 8, delay: time.Hour, stderr: io.Discard})
 	defer p.Shutdown(context.Background())
 	for i := range 5 {
 		p.TraceSpans(uint64(i+1), spansOf(probe, 8), true, false)
@@ -531,7 +577,7 @@ func TestHoldUntilAttached(t *testing.T) {
 // wants spans, the pipeline takes no more of them, and counts nothing lost.
 func TestReleasedWithoutExporter(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.release", nil)
-	p := NewPipeline(withHold(), WithQueueSize(64), WithBatchSize(8), WithScheduleDelay(time.Hour), WithStderr(io.Discard))
+	p := newPipeline(config{hold: true, queueSize: 64, batchSize: 8, delay: time.Hour, stderr: io.Discard})
 	defer p.Shutdown(context.Background())
 	p.TraceSpans(1, spansOf(probe, 8), true, false)
 	p.attach(nil)
@@ -542,20 +588,32 @@ func TestReleasedWithoutExporter(t *testing.T) {
 	}
 }
 
-// TestExportTimeout: an export call that runs out of time sees its context
-// end with context.DeadlineExceeded at its deadline; the next call gets a
-// live context again.
+// TestExportTimeout: an export call's context has its deadline the export
+// timeout from the call, and ends with context.DeadlineExceeded when the
+// clock reaches it; the next call gets a live context again.
 func TestExportTimeout(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.timeout", nil)
-	e := &timeoutExporter{}
-	p := NewPipeline(WithSpanExporter(e), WithBatchSize(1), WithExportTimeout(50*time.Millisecond),
-		WithScheduleDelay(time.Hour), WithBackoff(time.Nanosecond, time.Nanosecond), WithStderr(io.Discard))
-	for range 3 {
+	const timeout = 50 * time.Millisecond
+	clk := fakeclock.New(time.Unix(0, 0))
+	e := &timeoutExporter{clk: clk, waiting: make(chan struct{})}
+	p := newPipeline(config{exporter: e, batchSize: 1, exportTimeout: timeout, delay: time.Hour,
+		backoff: time.Nanosecond, backoffMax: time.Nanosecond, stderr: io.Discard, clock: clk})
+	for i := range 3 {
 		p.TraceSpans(1, spansOf(probe, 1), true, false)
+		if i == 0 {
+			<-e.waiting // the first call waits for its context to end
+			clk.WaitArmed(1, nil)
+			clk.Advance(timeout - time.Nanosecond)
+			if e.ended.Load() {
+				t.Fatal("the first call's context ended before its deadline")
+			}
+			clk.Advance(time.Nanosecond)
+		}
 		if err := p.Flush(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		for p.refusing.Load() { // the back-off of a nanosecond ends at the exporter's next turn
+			clk.Advance(time.Nanosecond)
 			runtimeYield()
 		}
 	}
@@ -564,12 +622,12 @@ func TestExportTimeout(t *testing.T) {
 		t.Fatalf("%d export calls, want 3", len(e.calls))
 	}
 	for i, c := range e.calls {
-		if !c.hasDeadline || c.deadline < 30*time.Millisecond || c.deadline > 60*time.Millisecond {
-			t.Errorf("call %d: deadline %v (set %v), want about 50ms from the call", i, c.deadline, c.hasDeadline)
+		if !c.hasDeadline || c.deadline != timeout {
+			t.Errorf("call %d: deadline %v from the call (set %v), want %v", i, c.deadline, c.hasDeadline, timeout)
 		}
 	}
-	if c := e.calls[0]; c.err != context.DeadlineExceeded || c.waited < 40*time.Millisecond {
-		t.Errorf("first call: ended with %v after %v, want context.DeadlineExceeded after about 50ms", c.err, c.waited)
+	if c := e.calls[0]; c.err != context.DeadlineExceeded || c.waited != timeout {
+		t.Errorf("first call: ended with %v after %v, want context.DeadlineExceeded after %v", c.err, c.waited, timeout)
 	}
 	for i, c := range e.calls[1:] {
 		if c.err != nil {
@@ -581,10 +639,14 @@ func TestExportTimeout(t *testing.T) {
 	}
 }
 
-// timeoutExporter waits for its context to end in its first call and
-// records what each call's context says.
+// timeoutExporter waits for its context to end in its first call, saying
+// on waiting that it does, and records what each call's context says, in
+// the time of clk.
 type timeoutExporter struct {
-	calls []timeoutCall
+	clk     *fakeclock.Clock
+	waiting chan struct{}
+	ended   atomic.Bool // the first call's context has ended
+	calls   []timeoutCall
 }
 
 type timeoutCall struct {
@@ -594,12 +656,14 @@ type timeoutCall struct {
 }
 
 func (e *timeoutExporter) ExportSpans(ctx context.Context, _ []Span) error {
-	start := time.Now()
+	start := e.clk.Now()
 	d, ok := ctx.Deadline()
 	if len(e.calls) == 0 {
+		close(e.waiting)
 		<-ctx.Done()
+		e.ended.Store(true)
 	}
-	e.calls = append(e.calls, timeoutCall{ok, d.Sub(start), time.Since(start), ctx.Err()})
+	e.calls = append(e.calls, timeoutCall{ok, d.Sub(start), e.clk.Now().Sub(start), ctx.Err()})
 	return ctx.Err()
 }
 func (e *timeoutExporter) Shutdown(context.Context) error { return nil }
@@ -624,7 +688,7 @@ func (e *recordingExporter) Shutdown(context.Context) error { return nil }
 func TestParts(t *testing.T) {
 	a := newApp(t)
 	e := &recordingExporter{}
-	p := NewPipeline(WithSpanExporter(e), WithScheduleDelay(time.Hour))
+	p := newPipeline(config{exporter: e, delay: time.Hour})
 	// root(0) → work(1) → leaf(2); leaf and... the first part holds the
 	// span that ended while the root ran, the final part the rest.
 	first := []meter.Span{{Probe: a.lex, Index: 2, Parent: 1, Start: 30, End: 40, Inherent: 10}}
@@ -671,3 +735,5 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+var _ Clock = (*fakeclock.Clock)(nil)

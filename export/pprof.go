@@ -6,73 +6,28 @@ import (
 	"path/filepath"
 
 	"github.com/meterio/meter/meter"
-)
-
-// Sample types of the pprof profile, in this order.
-const (
-	SampleCount     = "count"     // metered firings
-	SampleInclusive = "inclusive" // ns: End − Begin of those firings
-	SampleInherent  = "inherent"  // ns: inclusive minus metered children; the default
-)
-
-// Field numbers of profile.proto (github.com/google/pprof/proto/profile.proto).
-const (
-	profSampleType        = 1
-	profSample            = 2
-	profMapping           = 3
-	profLocation          = 4
-	profFunction          = 5
-	profStringTable       = 6
-	profTimeNanos         = 9
-	profPeriodType        = 11
-	profPeriod            = 12
-	profComment           = 13
-	profDefaultSampleType = 14
-
-	valueTypeType = 1
-	valueTypeUnit = 2
-
-	sampleLocationID = 1
-	sampleValue      = 2
-	sampleLabel      = 3
-
-	labelKey = 1
-	labelStr = 2
-
-	mappingID           = 1
-	mappingFilename     = 5
-	mappingHasFunctions = 7
-
-	locationID        = 1
-	locationMappingID = 2
-	locationLine      = 4
-
-	lineFunctionID = 1
-
-	functionID         = 1
-	functionName       = 2
-	functionSystemName = 3
+	"github.com/meterio/meter/schema"
 )
 
 // WriteProfile writes the model and the call paths as a pprof profile
 // (profile.proto, uncompressed: pprof reads it as it reads gzipped ones)
-// with the sample types count, inclusive and inherent (ns); inherent is the
-// default, so a flame graph of it shows where time goes, and a frame's
+// with the sample types count, inclusive and inherent (ns, package schema
+// names them); inherent is the default, so a flame graph of it shows where time goes, and a frame's
 // cumulative inherent time is its inclusive time.
 //
 // Every traced firing is a sample whose stack is its call path (root →
-// leaf), labelled source=trace. What the model holds beyond the traced
+// leaf), labelled source=trace (schema.SourceLabel, schema.SourceTrace). What the model holds beyond the traced
 // firings (firings outside traces, or traced ones not exported yet) is one
 // sample per probe with the probe alone on its stack, labelled
-// source=model. So for each probe, the samples it is the leaf of add up to
+// source=model (schema.SourceModel). So for each probe, the samples it is the leaf of add up to
 // its row in the model: count, total and inherent total. paths may be nil.
 func WriteProfile(w io.Writer, s meter.Snapshot, paths *CallPaths) error {
 	_, err := w.Write(encodeProfile(s, paths))
 	return err
 }
 
-// WritePprofFile writes the profile to path as WriteFile does.
-func WritePprofFile(path string, s meter.Snapshot, paths *CallPaths) error {
+// writePprofFile writes the profile to path as WriteFile does.
+func writePprofFile(path string, s meter.Snapshot, paths *CallPaths) error {
 	return WriteFile(path, func(w io.Writer) error { return WriteProfile(w, s, paths) })
 }
 
@@ -111,16 +66,16 @@ func (b *profileBuilder) loc(name string) uint64 {
 // sample adds one sample: its stack (location ids, leaf first), its three
 // values and its source label.
 func (b *profileBuilder) sample(stack []uint64, count, inclusive, inherent int64, source string) {
-	key, val := b.str("source"), b.str(source)
-	b.samples.message(profSample, &b.scratch, func(m *protobuf) {
-		m.packedUint64(sampleLocationID, stack)
-		m.packedInt64(sampleValue, []int64{count, inclusive, inherent})
+	key, val := b.str(schema.SourceLabel), b.str(source)
+	b.samples.message(schema.ProfileSample, &b.scratch, func(m *protobuf) {
+		m.packedUint64(schema.SampleLocationID, stack)
+		m.packedInt64(schema.SampleValue, []int64{count, inclusive, inherent})
 		// Label is a sub-message of Sample: encode it in place, it is
 		// two small varints.
-		m.key(sampleLabel, wireBytes)
+		m.key(schema.SampleLabel, schema.WireBytes)
 		var l protobuf
-		l.int64(labelKey, key)
-		l.int64(labelStr, val)
+		l.int64(schema.LabelKey, key)
+		l.int64(schema.LabelStr, val)
 		m.varint(uint64(len(l.b)))
 		m.b = append(m.b, l.b...)
 	})
@@ -147,7 +102,7 @@ func encodeProfile(s meter.Snapshot, paths *CallPaths) []byte {
 			for j := int32(i); j > 0; j = paths.nodes[j].parent {
 				b.ids = append(b.ids, b.loc(name(paths.nodes[j].probe)))
 			}
-			b.sample(b.ids, n.count, n.inclusive, n.inherent, "trace")
+			b.sample(b.ids, n.count, n.inclusive, n.inherent, schema.SourceTrace)
 		}
 		for pr, t := range paths.byPrb {
 			tt := traced[name(pr)]
@@ -164,54 +119,54 @@ func encodeProfile(s meter.Snapshot, paths *CallPaths) []byte {
 		if c <= 0 && in <= 0 && inh <= 0 {
 			continue
 		}
-		b.sample([]uint64{b.loc(r.Probe)}, max(c, 0), max(in, 0), max(inh, 0), "model")
+		b.sample([]uint64{b.loc(r.Probe)}, max(c, 0), max(in, 0), max(inh, 0), schema.SourceModel)
 	}
 
 	var p, m, line protobuf
 	valueType := func(field int, typ, unit string) {
 		t, u := b.str(typ), b.str(unit)
 		p.message(field, &m, func(m *protobuf) {
-			m.int64(valueTypeType, t)
-			m.int64(valueTypeUnit, u)
+			m.int64(schema.ValueTypeType, t)
+			m.int64(schema.ValueTypeUnit, u)
 		})
 	}
-	valueType(profSampleType, SampleCount, "count")
-	valueType(profSampleType, SampleInclusive, "nanoseconds")
-	valueType(profSampleType, SampleInherent, "nanoseconds")
+	valueType(schema.ProfileSampleType, schema.SampleCount, schema.UnitCount)
+	valueType(schema.ProfileSampleType, schema.SampleInclusive, schema.UnitNanoseconds)
+	valueType(schema.ProfileSampleType, schema.SampleInherent, schema.UnitNanoseconds)
 	p.b = append(p.b, b.samples.b...)
 	// One mapping for the program, already symbolized: the locations are
 	// probes, named, without addresses.
 	exe, _ := os.Executable()
 	file := b.str(filepath.Base(exe))
-	p.message(profMapping, &m, func(m *protobuf) {
-		m.uint64(mappingID, 1)
-		m.int64(mappingFilename, file)
-		m.bool(mappingHasFunctions, true)
+	p.message(schema.ProfileMapping, &m, func(m *protobuf) {
+		m.uint64(schema.MappingID, 1)
+		m.int64(schema.MappingFilename, file)
+		m.bool(schema.MappingHasFunctions, true)
 	})
 	for i := range b.funcs {
 		id := uint64(i + 1)
-		p.message(profLocation, &m, func(m *protobuf) {
-			m.uint64(locationID, id)
-			m.uint64(locationMappingID, 1)
-			m.message(locationLine, &line, func(l *protobuf) { l.uint64(lineFunctionID, id) })
+		p.message(schema.ProfileLocation, &m, func(m *protobuf) {
+			m.uint64(schema.LocationID, id)
+			m.uint64(schema.LocationMappingID, 1)
+			m.message(schema.LocationLine, &line, func(l *protobuf) { l.uint64(schema.LineFunctionID, id) })
 		})
 	}
 	for i, name := range b.funcs {
 		id := uint64(i + 1)
-		p.message(profFunction, &m, func(m *protobuf) {
-			m.uint64(functionID, id)
-			m.int64(functionName, name)
-			m.int64(functionSystemName, name)
+		p.message(schema.ProfileFunction, &m, func(m *protobuf) {
+			m.uint64(schema.FunctionID, id)
+			m.int64(schema.FunctionName, name)
+			m.int64(schema.FunctionSystemName, name)
 		})
 	}
-	valueType(profPeriodType, SampleCount, "count")
-	p.int64(profPeriod, 1)
-	p.int64(profTimeNanos, s.Taken.UnixNano())
+	valueType(schema.ProfilePeriodType, schema.SampleCount, schema.UnitCount)
+	p.int64(schema.ProfilePeriod, 1)
+	p.int64(schema.ProfileTimeNanos, s.Taken.UnixNano())
 	comment := b.str("meter: metered call paths and the performance model; clock " + s.Clock)
-	p.int64(profComment, comment)
-	p.int64(profDefaultSampleType, b.str(SampleInherent))
+	p.int64(schema.ProfileComment, comment)
+	p.int64(schema.ProfileDefaultSampleType, b.str(schema.SampleInherent))
 	for _, str := range b.strings { // last: every index is known now
-		p.string(profStringTable, str)
+		p.string(schema.ProfileStringTable, str)
 	}
 	return p.b
 }

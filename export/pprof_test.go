@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/meterio/meter/meter"
+	"github.com/meterio/meter/schema"
 )
 
 // TestPprof writes the call paths of traced requests and the model, then
@@ -21,8 +22,8 @@ import (
 // reads the same kind of file with github.com/google/pprof/profile.
 func TestPprof(t *testing.T) {
 	a := newApp(t)
-	paths := NewCallPaths()
-	p := NewPipeline(WithCallPaths(paths), WithScheduleDelay(time.Hour))
+	paths := newCallPaths()
+	p := newPipeline(config{paths: paths, delay: time.Hour})
 	defer p.Shutdown(context.Background())
 	a.configure(t, p)
 	const requests = 5
@@ -42,7 +43,7 @@ func TestPprof(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "meter.pprof")
 	frozen := paths.Frozen()
 	s := meter.Take()
-	if err := WritePprofFile(file, s, frozen); err != nil {
+	if err := writePprofFile(file, s, frozen); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(file)
@@ -56,7 +57,7 @@ func TestPprof(t *testing.T) {
 	if got := strings.Join(prof.sampleTypes, " "); got != "count/count inclusive/nanoseconds inherent/nanoseconds" {
 		t.Errorf("sample types %s", got)
 	}
-	if prof.defaultType != SampleInherent || prof.periodType != "count/count" || prof.period != 1 {
+	if prof.defaultType != schema.SampleInherent || prof.periodType != "count/count" || prof.period != 1 {
 		t.Errorf("default sample type %q, period %s × %d", prof.defaultType, prof.periodType, prof.period)
 	}
 	if prof.timeNanos != s.Taken.UnixNano() || len(prof.comments) != 1 || !strings.Contains(prof.comments[0], "clock "+s.Clock) {
@@ -114,7 +115,7 @@ func TestPprof(t *testing.T) {
 // comes is let go when the trace's final part arrives.
 func TestCallPathsParts(t *testing.T) {
 	a := newApp(t)
-	c := NewCallPaths()
+	c := newCallPaths()
 	add := func(final bool, recs ...record) {
 		for i := range recs {
 			if final && i == len(recs)-1 {
@@ -163,7 +164,7 @@ func TestCallPathsParts(t *testing.T) {
 // past maxOpenTraces, and spans waiting for parents past maxWaiting.
 func TestCallPathsBounded(t *testing.T) {
 	a := newApp(t)
-	c := NewCallPaths()
+	c := newCallPaths()
 	for i := range 3 * maxOpenTraces {
 		slots := []slot{{rec: record{trace: uint64(i + 1), probe: int32(a.lex.ID()), index: 1, parent: 0}}}
 		c.add(slots, nil)
@@ -255,21 +256,21 @@ func decodeProfile(b []byte) (*decodedProfile, error) {
 	err := parseFields(b, func(f int, x uint64, data []byte) error {
 		var err error
 		switch f {
-		case profSampleType:
+		case schema.ProfileSampleType:
 			var v vt
 			v, err = valueType(data)
 			types = append(types, v)
-		case profSample:
+		case schema.ProfileSample:
 			rawSamples = append(rawSamples, data)
-		case profLocation:
+		case schema.ProfileLocation:
 			var id, fn uint64
 			err = parseFields(data, func(f int, x uint64, d []byte) error {
 				switch f {
-				case locationID:
+				case schema.LocationID:
 					id = x
-				case locationLine:
+				case schema.LocationLine:
 					return parseFields(d, func(f int, x uint64, _ []byte) error {
-						if f == lineFunctionID {
+						if f == schema.LineFunctionID {
 							fn = x
 						}
 						return nil
@@ -278,30 +279,30 @@ func decodeProfile(b []byte) (*decodedProfile, error) {
 				return nil
 			})
 			locFunc[id] = fn
-		case profFunction:
+		case schema.ProfileFunction:
 			var id uint64
 			var name int64
 			err = parseFields(data, func(f int, x uint64, _ []byte) error {
 				switch f {
-				case functionID:
+				case schema.FunctionID:
 					id = x
-				case functionName:
+				case schema.FunctionName:
 					name = int64(x)
 				}
 				return nil
 			})
 			funcName[id] = name
-		case profStringTable:
+		case schema.ProfileStringTable:
 			strs = append(strs, string(data))
-		case profPeriodType:
+		case schema.ProfilePeriodType:
 			period, err = valueType(data)
-		case profPeriod:
+		case schema.ProfilePeriod:
 			out.period = int64(x)
-		case profTimeNanos:
+		case schema.ProfileTimeNanos:
 			out.timeNanos = int64(x)
-		case profComment:
+		case schema.ProfileComment:
 			comments = append(comments, int64(x))
-		case profDefaultSampleType:
+		case schema.ProfileDefaultSampleType:
 			defType = int64(x)
 		}
 		return err
@@ -330,7 +331,7 @@ func decodeProfile(b []byte) (*decodedProfile, error) {
 		var s decodedSample
 		err := parseFields(raw, func(f int, x uint64, data []byte) error {
 			switch f {
-			case sampleLocationID:
+			case schema.SampleLocationID:
 				for len(data) > 0 {
 					v, n := uvarint(data)
 					data = data[n:]
@@ -340,19 +341,19 @@ func decodeProfile(b []byte) (*decodedProfile, error) {
 					}
 					s.stack = append(s.stack, str(funcName[fn]))
 				}
-			case sampleValue:
+			case schema.SampleValue:
 				for len(data) > 0 {
 					v, n := uvarint(data)
 					data = data[n:]
 					s.values = append(s.values, int64(v))
 				}
-			case sampleLabel:
+			case schema.SampleLabel:
 				var k, v int64
 				parseFields(data, func(f int, x uint64, _ []byte) error {
 					switch f {
-					case labelKey:
+					case schema.LabelKey:
 						k = int64(x)
-					case labelStr:
+					case schema.LabelStr:
 						v = int64(x)
 					}
 					return nil

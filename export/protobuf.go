@@ -1,6 +1,10 @@
 package export
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/meterio/meter/schema"
+)
 
 // protobuf appends protocol buffer fields, enough of the wire format for
 // profile.proto: varints, and length-delimited strings, packed repeated
@@ -10,11 +14,6 @@ import "encoding/binary"
 type protobuf struct {
 	b []byte
 }
-
-const (
-	wireVarint = 0
-	wireBytes  = 2
-)
 
 func (p *protobuf) varint(x uint64) { p.b = binary.AppendUvarint(p.b, x) }
 
@@ -26,7 +25,7 @@ func (p *protobuf) uint64(field int, x uint64) {
 	if x == 0 {
 		return
 	}
-	p.key(field, wireVarint)
+	p.key(field, schema.WireVarint)
 	p.varint(x)
 }
 
@@ -41,7 +40,7 @@ func (p *protobuf) bool(field int, x bool) {
 // string writes a length-delimited field, even when empty: profile.proto's
 // string table must start with "".
 func (p *protobuf) string(field int, s string) {
-	p.key(field, wireBytes)
+	p.key(field, schema.WireBytes)
 	p.varint(uint64(len(s)))
 	p.b = append(p.b, s...)
 }
@@ -53,9 +52,9 @@ func (p *protobuf) packedUint64(field int, xs []uint64) {
 	}
 	n := 0
 	for _, x := range xs {
-		n += varintLen(x)
+		n += schema.VarintLen(x)
 	}
-	p.key(field, wireBytes)
+	p.key(field, schema.WireBytes)
 	p.varint(uint64(n))
 	for _, x := range xs {
 		p.varint(x)
@@ -68,9 +67,9 @@ func (p *protobuf) packedInt64(field int, xs []int64) {
 	}
 	n := 0
 	for _, x := range xs {
-		n += varintLen(uint64(x))
+		n += schema.VarintLen(uint64(x))
 	}
-	p.key(field, wireBytes)
+	p.key(field, schema.WireBytes)
 	p.varint(uint64(n))
 	for _, x := range xs {
 		p.varint(uint64(x))
@@ -82,16 +81,7 @@ func (p *protobuf) packedInt64(field int, xs []int64) {
 func (p *protobuf) message(field int, scratch *protobuf, body func(m *protobuf)) {
 	scratch.b = scratch.b[:0]
 	body(scratch)
-	p.key(field, wireBytes)
+	p.key(field, schema.WireBytes)
 	p.varint(uint64(len(scratch.b)))
 	p.b = append(p.b, scratch.b...)
-}
-
-func varintLen(x uint64) int {
-	n := 1
-	for x >= 0x80 {
-		x >>= 7
-		n++
-	}
-	return n
 }

@@ -64,8 +64,7 @@ func TestQueueTakenRecordsStayPut(t *testing.T) {
 func TestStalledProducer(t *testing.T) {
 	probe := meter.NewProbe("example.com/queue.stalled", nil)
 	e := &checkingExporter{}
-	p := NewPipeline(WithSpanExporter(e), WithQueueSize(64), WithBatchSize(4),
-		WithScheduleDelay(time.Hour), WithStderr(io.Discard))
+	p := newPipeline(config{exporter: e, queueSize: 64, batchSize: 4, delay: time.Hour, stderr: io.Discard})
 	defer p.Shutdown(context.Background())
 	pos, k := p.q.claim(1) // the stalled producer
 	if k != 1 {

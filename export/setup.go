@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/meterio/meter/meter"
+	"github.com/meterio/meter/schema"
 )
 
 // Settings say which exports to start: the probe package fills them from
@@ -33,7 +34,7 @@ type Exports struct {
 	paths    *CallPaths
 	pipeline *Pipeline
 	sink     meter.Sink
-	csvOK    bool // the CSV and .meta paths passed CheckFile
+	csvOK    bool // the CSV and .meta paths passed checkPath
 	pprofOK  bool
 
 	mu        sync.Mutex
@@ -122,25 +123,19 @@ func Start(s Settings) *Exports {
 	e := &Exports{set: s}
 	if s.CSV != "" {
 		e.csvOK = e.checkFile("METER_EXPORT_CSV", s.CSV, "the model is not written") &&
-			e.checkFile("METER_EXPORT_CSV", s.CSV+MetaSuffix, "the model is not written") &&
-			e.checkFile("METER_EXPORT_CSV", s.CSV+StatsSuffix, "the model is not written")
+			e.checkFile("METER_EXPORT_CSV", s.CSV+schema.MetaSuffix, "the model is not written") &&
+			e.checkFile("METER_EXPORT_CSV", s.CSV+schema.StatsSuffix, "the model is not written")
 	}
 	if s.Pprof != "" {
 		e.pprofOK = e.checkFile("METER_EXPORT_PPROF", s.Pprof, "the profile is not written")
 	}
 	if s.Traces && (e.pprofOK || s.OTLP || s.Paths) {
-		opts := []Option{WithQueueSize(queueFor(s.TraceMax)), WithStderr(s.Stderr)}
-		if s.Interval > 0 {
-			opts = append(opts, WithDropReport(s.Interval))
-		}
+		c := config{queueSize: queueFor(s.TraceMax), stderr: s.Stderr, dropReport: s.Interval, hold: s.OTLP}
 		if e.pprofOK || s.Paths {
-			e.paths = NewCallPaths()
-			opts = append(opts, WithCallPaths(e.paths))
+			e.paths = newCallPaths()
+			c.paths = e.paths
 		}
-		if s.OTLP {
-			opts = append(opts, withHold())
-		}
-		e.pipeline = NewPipeline(opts...)
+		e.pipeline = newPipeline(c)
 		e.sink = e.pipeline
 	}
 	if s.Traces && s.Labels {
@@ -169,7 +164,7 @@ func (e *Exports) Run() {
 		// wired by hand may not, and a pipeline holding spans for an
 		// exporter that never comes would fill and drop.
 		e.mu.Lock()
-		e.checkLate = time.AfterFunc(DefaultScheduleDelay, e.Check)
+		e.checkLate = time.AfterFunc(defaultScheduleDelay, e.Check)
 		e.mu.Unlock()
 	}
 }
@@ -177,13 +172,13 @@ func (e *Exports) Run() {
 // queueFor sizes the queue for a trace maximum: at least the default and
 // one whole trace, and then whatever the ring's power of two leaves over.
 func queueFor(traceMax int) int {
-	size := max(DefaultQueueSize, traceMax)
-	const inFlight = DefaultMaxExportBatches * DefaultBatchSize
+	size := max(defaultQueueSize, traceMax)
+	const inFlight = defaultMaxExportBatches * defaultBatchSize
 	return ringSize(size, inFlight) - inFlight
 }
 
 func (e *Exports) checkFile(property, path, consequence string) bool {
-	if err := CheckFile(path); err != nil {
+	if err := checkPath(path); err != nil {
 		fmt.Fprintf(e.set.Stderr, "meter: %s: %v; %s\n", property, err, consequence)
 		return false
 	}
@@ -271,16 +266,16 @@ func (e *Exports) WriteFiles() {
 	}
 	s := e.set.Model()
 	if e.csvOK {
-		if err := WriteCSVFile(e.set.CSV, s); err != nil {
+		if err := writeCSVFile(e.set.CSV, s); err != nil {
 			fmt.Fprintf(e.set.Stderr, "meter: METER_EXPORT_CSV: %v\n", err)
-		} else if err := WriteMetaFile(e.set.CSV+MetaSuffix, s); err != nil {
+		} else if err := writeMetaFile(e.set.CSV+schema.MetaSuffix, s); err != nil {
 			fmt.Fprintf(e.set.Stderr, "meter: METER_EXPORT_CSV: %v\n", err)
-		} else if err := WriteStatsFile(e.set.CSV+StatsSuffix, s); err != nil {
+		} else if err := writeStatsFile(e.set.CSV+schema.StatsSuffix, s); err != nil {
 			fmt.Fprintf(e.set.Stderr, "meter: METER_EXPORT_CSV: %v\n", err)
 		}
 	}
 	if e.pprofOK {
-		if err := WritePprofFile(e.set.Pprof, s, paths); err != nil {
+		if err := writePprofFile(e.set.Pprof, s, paths); err != nil {
 			fmt.Fprintf(e.set.Stderr, "meter: METER_EXPORT_PPROF: %v\n", err)
 		}
 	}

@@ -81,7 +81,7 @@ func TestQueueForTraceMax(t *testing.T) {
 	}
 	// A whole trace of the largest size fits at once.
 	probe := newApp(t).handle
-	p := NewPipeline(WithQueueSize(queueFor(100000)), WithScheduleDelay(time.Hour), WithStderr(io.Discard))
+	p := newPipeline(config{queueSize: queueFor(100000), delay: time.Hour, stderr: io.Discard})
 	defer p.Shutdown(context.Background())
 	p.TraceSpans(1, spansOf(probe, 100000), true, false)
 	if st := p.Stats(); st.Dropped != 0 || st.Queued != 100000 {

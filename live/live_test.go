@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/meterio/meter/report"
+	"github.com/meterio/meter/schema"
 )
 
 // liveProgram fires its probes by hand: 50 requests, each calling work
@@ -240,7 +241,7 @@ func TestLivePage(t *testing.T) {
 	leafCounts := map[string]int64{}
 	traced := false
 	for _, s := range prof.Samples {
-		leafCounts[s.Stack[0]] += s.Values[prof.Index(report.SampleCount)]
+		leafCounts[s.Stack[0]] += s.Values[prof.Index(schema.SampleCount)]
 		if strings.Join(s.Stack, " ") == "example.com/livetest.<leaf> example.com/livetest.work example.com/livetest.serve" && s.Labels["source"][0] == "trace" {
 			traced = true
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/meterio/meter/meter"
 	"github.com/meterio/meter/probe"
 	"github.com/meterio/meter/report"
+	"github.com/meterio/meter/schema"
 )
 
 // snapshot is the model and the chain's state at one moment.
@@ -59,11 +60,11 @@ func (st snapshot) labels() map[string]int {
 func (st snapshot) fields() []report.Field {
 	s := st.s
 	f := []report.Field{
-		{Key: report.MetaTaken, Value: s.Taken.UTC().Format(time.RFC3339Nano)},
-		{Key: report.MetaStarted, Value: started.UTC().Format(time.RFC3339Nano)},
+		{Key: schema.MetaTaken, Value: s.Taken.UTC().Format(time.RFC3339Nano)},
+		{Key: schema.MetaStarted, Value: started.UTC().Format(time.RFC3339Nano)},
 	}
 	if st.cpu > 0 {
-		f = append(f, report.Field{Key: report.MetaCPU, Value: strconv.FormatInt(int64(st.cpu), 10)})
+		f = append(f, report.Field{Key: schema.MetaCPU, Value: strconv.FormatInt(int64(st.cpu), 10)})
 	}
 	var labels []string
 	for l, n := range st.labels() {
@@ -71,17 +72,17 @@ func (st snapshot) fields() []report.Field {
 	}
 	sort.Strings(labels)
 	f = append(f,
-		report.Field{Key: "clock", Value: s.Clock},
-		report.Field{Key: report.MetaExtensions, Value: strings.Join(s.Extensions, " ")},
-		report.Field{Key: "probes", Value: strconv.Itoa(s.Probes)},
-		report.Field{Key: "traces", Value: strconv.FormatInt(s.Traces, 10)},
-		report.Field{Key: "truncated_traces", Value: strconv.FormatInt(s.TruncatedTraces, 10)},
-		report.Field{Key: "unwound", Value: strconv.FormatInt(s.Unwound, 10)},
-		report.Field{Key: "dropped_spans", Value: strconv.FormatInt(s.Dropped, 10)},
-		report.Field{Key: "clamped_durations", Value: strconv.FormatUint(s.Clamped, 10)},
-		report.Field{Key: "reenabled", Value: strconv.FormatInt(st.reenabled(), 10)},
-		report.Field{Key: "labels", Value: strings.Join(labels, " ")},
-		report.Field{Key: report.MetaRoots, Value: strings.Join(st.roots, " ")},
+		report.Field{Key: schema.MetaClock, Value: s.Clock},
+		report.Field{Key: schema.MetaExtensions, Value: strings.Join(s.Extensions, " ")},
+		report.Field{Key: schema.MetaProbes, Value: strconv.Itoa(s.Probes)},
+		report.Field{Key: schema.MetaTraces, Value: strconv.FormatInt(s.Traces, 10)},
+		report.Field{Key: schema.MetaTruncatedTraces, Value: strconv.FormatInt(s.TruncatedTraces, 10)},
+		report.Field{Key: schema.MetaUnwound, Value: strconv.FormatInt(s.Unwound, 10)},
+		report.Field{Key: schema.MetaDroppedSpans, Value: strconv.FormatInt(s.Dropped, 10)},
+		report.Field{Key: schema.MetaClampedDurations, Value: strconv.FormatUint(s.Clamped, 10)},
+		report.Field{Key: schema.MetaReenabled, Value: strconv.FormatInt(st.reenabled(), 10)},
+		report.Field{Key: schema.MetaLabels, Value: strings.Join(labels, " ")},
+		report.Field{Key: schema.MetaRoots, Value: strings.Join(st.roots, " ")},
 	)
 	return f
 }
@@ -94,20 +95,20 @@ func (st snapshot) json() chainState {
 		Clock:      s.Clock,
 		Extensions: []extensionState{},
 		Counters: map[string]int64{
-			"probes":            int64(s.Probes),
-			"rows":              int64(len(s.Rows)),
-			"traces":            s.Traces,
-			"truncated_traces":  s.TruncatedTraces,
-			"unwound":           s.Unwound,
-			"dropped_spans":     s.Dropped,
-			"clamped_durations": int64(s.Clamped),
-			"reenabled":         st.reenabled(),
+			schema.MetaProbes:           int64(s.Probes),
+			"rows":                      int64(len(s.Rows)),
+			schema.MetaTraces:           s.Traces,
+			schema.MetaTruncatedTraces:  s.TruncatedTraces,
+			schema.MetaUnwound:          s.Unwound,
+			schema.MetaDroppedSpans:     s.Dropped,
+			schema.MetaClampedDurations: int64(s.Clamped),
+			schema.MetaReenabled:        st.reenabled(),
 		},
 		Labels: st.labels(),
 		Roots:  append([]string{}, st.roots...),
 	}
 	if st.cpu > 0 {
-		c.Counters["cpu_ns"] = int64(st.cpu)
+		c.Counters[schema.MetaCPU] = int64(st.cpu)
 	}
 	for _, e := range report.ParseExtensions(strings.Join(s.Extensions, " ")) {
 		c.Extensions = append(c.Extensions, extensionState{Name: e.Name, Settings: e.Settings})

@@ -25,8 +25,8 @@ func allowance(p *Probe) int64 {
 func teach(t *testing.T, b *budget.Rule, p *Probe, ns int64) {
 	t.Helper()
 	fire(p, ns, nil)
-	if m, _ := p.Mean(); m != ns || p.Count() != 1 {
-		t.Fatalf("%s: mean %d count %d after teaching, want %d and 1", p.Name(), m, p.Count(), ns)
+	if m := p.stats.sum().total; m != ns || p.Metered() != 1 {
+		t.Fatalf("%s: mean %d count %d after teaching, want %d and 1", p.Name(), m, p.Metered(), ns)
 	}
 	if a, want := allowance(p), b.Allowance(ns); a != want {
 		t.Fatalf("%s: allowance %d, want %d", p.Name(), a, want)
@@ -49,7 +49,7 @@ func TestUnknownIsUnlimited(t *testing.T) {
 			fire(leaf, 10*us, nil)
 		}
 	})
-	if c := leaf.Count(); c != 1001 {
+	if c := leaf.Metered(); c != 1001 {
 		t.Fatalf("leaf metered %d times under an unknown root, want 1001", c)
 	}
 }
@@ -66,13 +66,13 @@ func TestRootAllowance(t *testing.T) {
 			root, leaf := newProbe(t, "root"), newProbe(t, "leaf")
 			teach(t, b, root, 1000*us)
 			teach(t, b, leaf, 20*us) // A ≥ 1 at every percentage here
-			r0, l0 := root.Count(), leaf.Count()
+			r0, l0 := root.Metered(), leaf.Metered()
 			fire(root, 0, func() {
 				for range 2000 {
 					fire(leaf, 20*us, nil)
 				}
 			})
-			if got := root.Count() - r0 + leaf.Count() - l0; got != tc.want {
+			if got := root.Metered() - r0 + leaf.Metered() - l0; got != tc.want {
 				t.Fatalf("measurements in one root call = %d, want %d", got, tc.want)
 			}
 			if leaf.State() != Enabled {
@@ -90,9 +90,9 @@ func TestRootAllowance(t *testing.T) {
 					fire(rec, 0, func() { descend(n - 1) })
 				}
 			}
-			r0, c0 := root.Count(), rec.Count()
+			r0, c0 := root.Metered(), rec.Metered()
 			fire(root, 0, func() { descend(2000) })
-			if got := root.Count() - r0 + rec.Count() - c0; got != tc.want {
+			if got := root.Metered() - r0 + rec.Metered() - c0; got != tc.want {
 				t.Fatalf("measurements in one root call = %d, want %d", got, tc.want)
 			}
 		})
@@ -107,7 +107,7 @@ func TestSharedPool(t *testing.T) {
 	teach(t, b, root, 1000*us) // A = 100
 	teach(t, b, leaf, 10*us)   // A = 1
 	teach(t, b, mid, 100*us)   // A = 10: itself and 9 leaves
-	r0, m0, l0 := root.Count(), mid.Count(), leaf.Count()
+	r0, m0, l0 := root.Metered(), mid.Metered(), leaf.Metered()
 	fire(root, 0, func() {
 		for range 50 {
 			fire(mid, 0, func() {
@@ -119,12 +119,12 @@ func TestSharedPool(t *testing.T) {
 	})
 	// Root spends 1 and has 99 left: nine mids take 10 each (mid + 9
 	// leaves), the tenth gets the 9 left (mid + 8 leaves), then nothing.
-	if r, m, l := root.Count()-r0, mid.Count()-m0, leaf.Count()-l0; r != 1 || m != 10 || l != 89 {
+	if r, m, l := root.Metered()-r0, mid.Metered()-m0, leaf.Metered()-l0; r != 1 || m != 10 || l != 89 {
 		t.Fatalf("root, mid, leaf metered %d, %d, %d times; want 1, 10, 89", r, m, l)
 	}
 	// The next call of root (T has grown to 3,000 µs: A = 300) meters its
 	// subtrees again: budget is per call, not per process.
-	r0, m0, l0 = root.Count(), mid.Count(), leaf.Count()
+	r0, m0, l0 = root.Metered(), mid.Metered(), leaf.Metered()
 	fire(root, 0, func() {
 		for range 5 {
 			fire(mid, 0, func() {
@@ -134,7 +134,7 @@ func TestSharedPool(t *testing.T) {
 			})
 		}
 	})
-	if r, m, l := root.Count()-r0, mid.Count()-m0, leaf.Count()-l0; r != 1 || m != 5 || l != 45 {
+	if r, m, l := root.Metered()-r0, mid.Metered()-m0, leaf.Metered()-l0; r != 1 || m != 5 || l != 45 {
 		t.Fatalf("second call: root, mid, leaf metered %d, %d, %d times; want 1, 5, 45", r, m, l)
 	}
 }
@@ -148,7 +148,7 @@ func TestCheapCalleeDisabled(t *testing.T) {
 			fire(cheap, 9*us, nil) // T = 9 µs: A = 0
 		}
 	})
-	if c := cheap.Count(); c != 1 {
+	if c := cheap.Metered(); c != 1 {
 		t.Fatalf("cheap callee metered %d times, want 1 (its first firing only)", c)
 	}
 	if s := cheap.State(); s != DisabledBudget {
@@ -195,7 +195,7 @@ func TestBudgetMetersWhatItsAllowanceCovers(t *testing.T) {
 	for range 1200 {
 		fire(leaf, 10*us, nil)
 	}
-	if c, n := leaf.Calls(), leaf.Count(); c != 1200 || n != 1200 {
+	if c, n := leaf.Calls(), leaf.Metered(); c != 1200 || n != 1200 {
 		t.Fatalf("top-level leaf: %d calls, %d metered; want 1200 of 1200", c, n)
 	}
 	root, inner := newProbe(t, "root"), newProbe(t, "inner")
@@ -205,7 +205,7 @@ func TestBudgetMetersWhatItsAllowanceCovers(t *testing.T) {
 				fire(inner, 10*us, nil)
 			}
 		})
-		if n := inner.Count(); n != 1200*r {
+		if n := inner.Metered(); n != 1200*r {
 			t.Fatalf("round %d: %d of %d inner calls metered", r, n, 1200*r)
 		}
 	}

@@ -80,7 +80,7 @@ var engine engineState
 // engineState is the wired chain's type.
 type engineState struct {
 	on    bool
-	gated bool // a trace gate (tracepoint, flowcheck) is on
+	gated bool // a trace gate (tracepoint, flowcheck) is on: quick.mode says which
 
 	hotspot    *hotspot.Rule
 	tracepoint *tracepoint.Rule
@@ -188,7 +188,7 @@ func (p *Probe) wire() {
 	case s.metered() && engine.tracepoint != nil:
 		p.count.reset(engine.tracepoint.Sample, procSpread())
 	case s.Disabled() && engine.spotcheck != nil:
-		p.count.reset(engine.spotcheck.Interval, Stripes)
+		p.count.reset(engine.spotcheck.Interval, stripeCount)
 	case s == Sampled:
 		p.startSampling()
 	}

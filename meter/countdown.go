@@ -2,13 +2,13 @@ package meter
 
 import "sync/atomic"
 
-// Stripes is how many stripes a Countdown spreads its firings over. An
+// stripeCount is how many stripes a Countdown spreads its firings over. An
 // enabled probe's firing counts on the stripe of its goroutine's P (as of
 // the goroutine's last refill), so goroutines running at once on different
 // cores decrement different cache lines, up to 8 Ps; a disabled probe's,
 // which has no goroutine state at hand, on a stripe that follows from its
 // runtime g's address.
-const Stripes = 8
+const stripeCount = 8
 
 // maxLease caps a lease: a goroutine takes its stripe anew, from the P it
 // runs on, each time its lease runs out (leaseOut), so a goroutine that
@@ -18,8 +18,8 @@ const maxLease = 256
 
 // procStripes is how many stripes an enabled probe's firings use: its
 // goroutine's P, doubled so that two Ps never share a pair of adjacent
-// lines (procStripe), modulo Stripes.
-const procStripes = Stripes / 2
+// lines (procStripe), modulo stripeCount.
+const procStripes = stripeCount / 2
 
 // Countdown is a per-probe count, shared in meaning by every goroutine, on
 // which exactly one firing in n is due over whole rounds: tracepoint's
@@ -52,8 +52,8 @@ type Countdown struct {
 // every firing reads (a write to taken would otherwise make every other
 // core read those again).
 type leaseSet struct {
-	stripes [Stripes]leaseLine // first: the assembly of begin indexes from the start
-	taken   atomic.Int64       // units leased so far
+	stripes [stripeCount]leaseLine // first: the assembly of begin indexes from the start
+	taken   atomic.Int64           // units leased so far
 	_       [56]byte
 }
 
@@ -63,7 +63,7 @@ type leaseLine struct {
 }
 
 // reset starts the count over: one firing in n (at least 1) due, counted
-// on spread stripes (procStripes for an enabled probe's, Stripes for a
+// on spread stripes (procStripes for an enabled probe's, stripeCount for a
 // disabled one's).
 //
 // A reset while other goroutines count may lose or add a few of their
@@ -92,7 +92,7 @@ func (c *Countdown) Take(s uint) bool {
 	if ls == nil {
 		return false // never reset: nothing is counted
 	}
-	if ls.stripes[s&(Stripes-1)].units.Add(-1) >= 0 {
+	if ls.stripes[s&(stripeCount-1)].units.Add(-1) >= 0 {
 		return false
 	}
 	return c.refill(s)
@@ -104,7 +104,7 @@ func (c *Countdown) Take(s uint) bool {
 // below n: one at most).
 func (c *Countdown) refill(s uint) bool {
 	ls := c.leases.Load()
-	l := &ls.stripes[s&(Stripes-1)].units
+	l := &ls.stripes[s&(stripeCount-1)].units
 	k, n := c.lease.Load(), c.n.Load()
 	t := ls.taken.Add(k)
 	l.Add(k) // the undone decrement, and the lease less this firing's unit

@@ -10,7 +10,7 @@ import (
 // spread over stripes and goroutines.
 func TestCountdownWholeRounds(t *testing.T) {
 	for _, n := range []int64{1, 2, 7, 16, 100, 1000, 4096} {
-		for _, spread := range []int{1, 2, procStripes, Stripes} {
+		for _, spread := range []int{1, 2, procStripes, stripeCount} {
 			t.Run(fmt.Sprintf("n=%d/spread=%d", n, spread), func(t *testing.T) {
 				var c Countdown
 				c.reset(n, spread)
@@ -23,7 +23,7 @@ func TestCountdownWholeRounds(t *testing.T) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						s := uint(i*2) % uint(2*spread) % Stripes // as many stripes as spread
+						s := uint(i*2) % uint(2*spread) % stripeCount // as many stripes as spread
 						d := int64(0)
 						for range each {
 							if c.Take(s) {

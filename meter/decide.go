@@ -101,10 +101,10 @@ func meterOrGate(p *Probe, pos, pc uintptr) Firing {
 	g.acquire()
 	g.sameGoroutine()
 	g.release()
-	if g.joining() && engine.gated && g.trace == 0 {
+	if g.joining() && quick.mode != modeUngated && g.trace == 0 {
 		return joinFirst(p, g, pos, pc) // started inside a trace (join.go)
 	}
-	if !engine.gated || g.trace != 0 {
+	if quick.mode == modeUngated || g.trace != 0 {
 		return measure(p, g, pos, pc)
 	}
 	return outside(p, g, pos, pc)
@@ -114,16 +114,19 @@ func meterOrGate(p *Probe, pos, pc uintptr) Firing {
 // is on: flowcheck counts it down on the goroutine, then tracepoint on the
 // probe's count; a count that runs out goes on in flowOut or leaseOut.
 func outside(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
-	if engine.flowcheck != nil {
+	if !p.ended.Load() {
+		return outsideOut(p, g, pos, pc)
+	}
+	if quick.mode == modeFlow || quick.mode == modeBoth {
 		g.flowLeft--
 		if g.flowLeft <= 0 {
 			return flowOut(p, g, pos, pc)
 		}
 	}
-	if engine.tracepoint != nil && p.count.leases.Load().stripes[g.stripe&(Stripes-1)].units.Add(-1) < 0 {
+	if (quick.mode == modeTrace || quick.mode == modeBoth) && p.count.leases.Load().stripes[g.stripe&(stripeCount-1)].units.Add(-1) < 0 {
 		return leaseOut(p, g, pos, pc)
 	}
-	return startOrNot(p, g, pos, pc, false)
+	return nil
 }
 
 // flowOut is outside's path for a goroutine whose flowcheck countdown is at
@@ -139,7 +142,7 @@ func flowOut(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 		g.flowLeft = engine.flowcheck.Draw(&g.flowState)
 		due = g.flowLeft == 0
 	}
-	if engine.tracepoint != nil && p.count.Take(uint(g.stripe)) && p.eligible.Load() {
+	if quick.mode == modeBoth && p.count.Take(uint(g.stripe)) && p.eligible.Load() {
 		due = true
 	}
 	return startOrNot(p, g, pos, pc, due)
@@ -158,7 +161,7 @@ func leaseOut(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 func procStripe() uint64 {
 	id := procPin()
 	procUnpin()
-	return uint64(id*2) & (Stripes - 1)
+	return uint64(id*2) & (stripeCount - 1)
 }
 
 // procSpread is how many stripes an enabled probe's count uses as the
@@ -192,7 +195,7 @@ func measure(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 	if g.depth > 0 {
 		g.settleFrames(pos, pc)
 	}
-	if engine.gated && g.trace == 0 {
+	if quick.mode != modeUngated && g.trace == 0 {
 		g.release() // the trace it was in has gone with its goroutine
 		return outside(p, g, pos, pc)
 	}
@@ -412,12 +415,22 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int
 
 func flowSeed() uint64 { return flowcheck.Seed(engine.seed, seeded.Add(1)) }
 
-// outsideOut is the leaf's path for a counted firing outside any trace
-// whose probe has not ended a firing yet: Go runs the gates.
-//
-//lint:ignore U1000 jumped to from begin_amd64.s
+// outsideOut is outside's path, and the leaf's, for a counted firing
+// outside any trace whose probe has not ended a firing yet: the gates
+// count it as any other, and its End is noted, due or not (a probe none of
+// whose firings has ended cannot start a trace).
 func outsideOut(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
-	return outside(p, g, pos, pc)
+	if quick.mode == modeFlow || quick.mode == modeBoth {
+		g.flowLeft--
+		if g.flowLeft <= 0 {
+			flowOut(p, g, pos, pc)
+			return firstEnd
+		}
+	}
+	if (quick.mode == modeTrace || quick.mode == modeBoth) && p.count.leases.Load().stripes[g.stripe&(stripeCount-1)].units.Add(-1) < 0 {
+		leaseOut(p, g, pos, pc)
+	}
+	return firstEnd
 }
 
 // meterOrGateOut is the leaf's path for a counted firing of a metered

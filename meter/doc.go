@@ -1,31 +1,36 @@
-// Package meter is the engine: per-goroutine stacks of metered firings,
-// per-probe statistics, the chain that decides which firings are metered,
-// and snapshots of the performance model.
+// Package meter is the engine: it counts every firing of a probe that is
+// not disabled, decides which firings to meter, keeps per-goroutine stacks
+// of metered firings and per-probe statistics, and takes snapshots of the
+// performance model.
 //
 // # The decision
 //
 // The chain is closed: Chain has one field per extension (hotspot,
 // tracepoint, flowcheck, budget, spotcheck), each a rule from its package
-// under extensions/, and the engine calls the rules directly. beginGo
-// (decide.go) is the whole decision for one firing, in the order DESIGN.md
-// fixes: is the probe disabled (or sampled)? does a trace gate let the
-// firing through (with no gate, every firing passes)? does the budget of
-// the nearest metered ancestor have a unit left? On amd64 an assembly leaf
-// (begin_amd64.s) mirrors it case by case: it answers the quiet cases
-// itself (a firing outside a trace whose counts do not run out, a counted
-// firing of a sampled or disabled probe that is not due) and jumps, keeping
-// its frame, to the same Go functions beginGo calls for everything else.
-// Its offsets and constants come from go_asm.h, which the toolchain writes
-// from the Go declarations, and TestAssemblyMirrorsGo runs both on the same
-// scripts of firings and compares every decision.
+// under extensions/, and the engine calls the rules directly. Each probe has
+// a class (decide.go's table: off, spot, count, sample, meter), one word set
+// from its state and the chain, and beginGo switches on it. On amd64 an
+// assembly leaf (begin_amd64.s) switches on the same word in the same order:
+// it counts, answers the quiet cases itself and jumps, keeping its frame, to
+// the same Go functions beginGo calls for everything else. Its offsets and
+// constants come from go_asm.h, which the toolchain writes from the Go
+// declarations, and TestAssemblyMirrorsGo runs both on the same scripts of
+// firings and compares every decision.
 //
-// # Firings and frames
+// # Counts
+//
+// A count is a plain add to the probe's slot on the running P (count.go):
+// exact, with no atomic instruction and no line shared between cores.
+//
+// # Firings, frames and own time
 //
 // A metered firing reads the clock and pushes a Frame on its goroutine's
 // stack; Begin returns the frame itself (a Firing), so End needs no
-// look-up. End pops it and charges its inclusive time to its metered
-// parent, so inherent time (inclusive less that of the metered firings
-// directly inside) is exact. A firing that is not metered is not a frame.
+// look-up. A firing's own time is measured in stretches between its
+// metered children (stretch.go), less what the unmetered firings of sampled
+// probes inside them take (parent.go), and less the stretches in which the
+// goroutine parked to wait (wait_amd64.go). The model's figures for a probe
+// are its exact count times the weighted means of its metered firings.
 //
 // Generated code calls End before each return, with no defer and no extra
 // frame, so a firing that a panic or runtime.Goexit unwinds never reaches
@@ -35,8 +40,8 @@
 // goroutine state the goroutine it belongs to, and before every push
 // settle drops the frames that are gone: all of them when the g runs
 // another goroutine, else those deeper than the pushing function. A dropped
-// firing is not counted, its time stays in its parent's inherent time, and
-// the model counts it as unwound.
+// firing was counted but is not timed; its time stays in its parent's own
+// time, and the model counts it as unwound.
 //
 // # Per-goroutine state
 //
@@ -70,19 +75,18 @@
 // trace. With -otlp, the otlp module's RootHook makes a trace started by a
 // root with a context or a request a child of the caller's span.
 //
-// # Statistics and counts
+// # Statistics
 //
 // A probe's statistics go to a shared row, under a small lock, for its first
 // 256 metered firings, then to one row per P: the goroutine pins itself to
 // its P (runtime.procPin, as sync.Pool does) and writes that P's row, alone,
 // with plain stores on amd64 (stats_amd64.s). Each row carries a sequence
 // number, odd while a write is in progress, so Take reads whole writes
-// without stopping a writer. Goroutines on different cores never write
-// one cache line for the same probe.
+// without stopping a writer.
 //
-// Tracepoint's count, sampling's and spotcheck's are a Countdown each
-// probe keeps: split across eight stripes chosen by the goroutine's g, with
-// exactly one firing in N due over whole rounds (see Countdown).
+// Tracepoint's count and spotcheck's are a Countdown each probe keeps:
+// split across eight stripes, with exactly one firing in N due over whole
+// rounds (see Countdown).
 //
 // # What it must never do
 //

@@ -1,5 +1,7 @@
 package meter
 
+import "sync/atomic"
+
 // End ends a firing that Begin returned, on the same goroutine. Generated
 // code calls it before each return of the function (or defers it, in a
 // function with defers of its own). On a metered firing it reads the
@@ -109,6 +111,9 @@ func (p *Probe) end(fr Firing) int64 {
 	if p.first.Load() == 0 {
 		p.first.CompareAndSwap(0, fr.start)
 	}
+	if fr.weight > 1 {
+		incl, own = interrupted(p, incl, own)
+	}
 	n := p.stats.record(incl, own, fr.weight)
 	if fr.how == meterSelected && n%ownMeanEvery == 0 {
 		p.refreshOwnMean()
@@ -182,9 +187,9 @@ func (g *Goroutine) unwind() {
 	}
 }
 
-// Depth reports how many metered firings are open on the running
+// depthNow reports how many metered firings are open on the running
 // goroutine.
-func Depth() int {
+func depthNow() int {
 	g := current()
 	if g == nil {
 		return 0
@@ -192,4 +197,32 @@ func Depth() int {
 	g.acquire()
 	defer g.release()
 	return int(g.depth)
+}
+
+// interruptFactor is how many times its probe's mean own time a selected
+// firing's own time must exceed, beside hotspot's threshold, to be taken as
+// interrupted.
+const interruptFactor = 64
+
+// interruptions counts the selected firings taken as interrupted.
+var interruptions atomic.Int64
+
+// interrupted returns the inclusive and own times a selected firing of p
+// stands for. Its own time holds whatever stopped its thread without its
+// goroutine parking: the collector's pauses, a preemption, the host taking
+// the core. A CPU profile counts none of it, and a selected firing stands
+// for a whole gap of its probe's calls, so one pause of a few ms would add
+// a hundred times as much to the probe's estimate. So a selected firing
+// whose own time exceeds both hotspot's threshold and interruptFactor
+// times its probe's mean keeps the mean: the rest is taken off its own
+// and inclusive times. A sampled probe's calls are cold on average (it
+// would be metered at every call otherwise), so such a firing is rare.
+func interrupted(p *Probe, incl, own int64) (int64, int64) {
+	h := engine.hotspot
+	mean := p.ownMean.Load()
+	if h == nil || own < h.Threshold || mean <= 0 || own <= interruptFactor*mean {
+		return incl, own
+	}
+	interruptions.Add(1)
+	return max(incl-(own-mean), 0), mean
 }

@@ -16,9 +16,9 @@ func wireFlow(t *testing.T, r flowcheck.Rule) {
 
 // metered fires p once and reports whether that firing was metered.
 func metered(p *Probe) bool {
-	c := p.Count()
+	c := p.Metered()
 	fire(p, 0, nil)
-	return p.Count() > c
+	return p.Metered() > c
 }
 
 // gaps fires a fresh probe until n traces have started on the calling
@@ -147,12 +147,12 @@ func TestFlowcheckTraceEndsRedraw(t *testing.T) {
 	fire(leaf, 0, nil) // due, but leaf has not ended: noted; then none drawn
 	var got []string
 	for range 4 {
-		r, l := root.Count(), leaf.Count()
+		r, l := root.Metered(), leaf.Metered()
 		fire(root, 0, func() {
 			fire(leaf, 0, nil)
 			fire(leaf, 0, nil)
 		})
-		got = append(got, fmt.Sprintf("%d/%d", root.Count()-r, leaf.Count()-l))
+		got = append(got, fmt.Sprintf("%d/%d", root.Metered()-r, leaf.Metered()-l))
 	}
 	// Gap 1: root draws, the first leaf is traced (the countdown ran out),
 	// the second draws again; next round root is traced with both leaves.

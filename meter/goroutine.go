@@ -175,9 +175,9 @@ func (t *gtable) put(g uintptr, v *Goroutine) {
 	}
 }
 
-// Goroutines reports how many goroutine states exist: at most the peak
+// goroutineStates reports how many goroutine states exist: at most the peak
 // number of goroutines that were alive at once and fired a probe.
-func Goroutines() int {
+func goroutineStates() int {
 	gmu.Lock()
 	defer gmu.Unlock()
 	return gtab.Load().count

@@ -53,7 +53,7 @@ func TestColdSmallProbeIsDisabledAfterExactlyInitialFirings(t *testing.T) {
 				t.Fatalf("state %d after %d cold firings, want disabled", p.State(), h.Initial)
 			}
 			fire(p, tc.own, nil) // a disabled probe's firing is neither metered nor counted
-			if c, n := p.Calls(), p.Count(); c != h.Initial || n != h.Initial {
+			if c, n := p.Calls(), p.Metered(); c != h.Initial || n != h.Initial {
 				t.Fatalf("calls %d, metered %d; want %d", c, n, h.Initial)
 			}
 			if l := p.row().Label; l != LabelDisabled {
@@ -247,7 +247,7 @@ func TestHotOnAverageButCostlyToMeterIsSampled(t *testing.T) {
 			if s := p.State(); s != tc.want {
 				t.Fatalf("state %d, want %d", s, tc.want)
 			}
-			if c := p.Count(); c != n {
+			if c := p.Metered(); c != n {
 				t.Fatalf("metered %d, want %d", c, n)
 			}
 		})
@@ -272,7 +272,7 @@ func TestHotOnAverageIsKept(t *testing.T) {
 	if s, l := p.State(), p.row().Label; s != Timed || l != LabelHotspot {
 		t.Fatalf("state %d label %q, want timed and hotspot", s, l)
 	}
-	if c, n := p.Calls(), p.Count(); c != 3*h.Initial || n != c {
+	if c, n := p.Calls(), p.Metered(); c != 3*h.Initial || n != c {
 		t.Fatalf("calls %d metered %d, want every firing (%d)", c, n, 3*h.Initial)
 	}
 }
@@ -327,14 +327,14 @@ func TestShortProbeIsUntimed(t *testing.T) {
 	if s := leaf.State(); s != Untimed {
 		t.Fatalf("leaf state %d after 1000 firings, want untimed", s)
 	}
-	metered := leaf.Count()
+	metered := leaf.Metered()
 	if metered != h.Initial {
 		t.Fatalf("%d firings metered, want the %d before the verdict", metered, h.Initial)
 	}
 	for range 10 {
 		round()
 	}
-	if n := leaf.Count(); n != metered {
+	if n := leaf.Metered(); n != metered {
 		t.Fatalf("an untimed probe was metered: %d firings, %d before", n, metered)
 	}
 	r := leaf.row()
@@ -372,11 +372,11 @@ func TestSampledProbeEstimates(t *testing.T) {
 	for range 40 {
 		round()
 	}
-	before, parent0 := p.Count(), parent.row()
+	before, parent0 := p.Metered(), parent.row()
 	for range 60 {
 		round()
 	}
-	if metered := p.Count() - before; metered < 600-int64(countProcs) || metered > 600 {
+	if metered := p.Metered() - before; metered < 600-int64(countProcs) || metered > 600 {
 		t.Fatalf("%d of 6000 calls metered, want one in ten", metered)
 	}
 	r := p.row()

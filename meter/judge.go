@@ -201,6 +201,18 @@ func (w *warmCharges) settle(giveBack bool) {
 	}
 }
 
+// parents returns the names of the parent probes the table kept charges
+// for.
+func (w *warmCharges) parents() []string {
+	var names []string
+	for i := range w.to {
+		if q := w.to[i].parent.Load(); q != nil {
+			names = append(names, q.name)
+		}
+	}
+	return names
+}
+
 // givenBack returns what p's children not judged yet, that would be
 // untimed on what they show so far, charged p with: a model taken now gives
 // it back.

@@ -71,7 +71,7 @@ func TestInherentTimeOfNestedCalls(t *testing.T) {
 	if r := b.row(); r.Min != 2*us || r.Max != 2*us || r.Metered != 3 {
 		t.Errorf("b: min %d max %d metered %d", r.Min, r.Max, r.Metered)
 	}
-	if d := Depth(); d != 0 {
+	if d := depthNow(); d != 0 {
 		t.Fatalf("depth after the calls = %d, want 0", d)
 	}
 }
@@ -88,7 +88,7 @@ func TestUnmeteredFiringsAreNotParents(t *testing.T) {
 	// mid is not metered: inner's time is charged to outer.
 	checkRow(t, outer, 1, 7*us, 3*us)
 	checkRow(t, inner, 1, 4*us, 4*us)
-	if mid.Count() != 0 {
+	if mid.Metered() != 0 {
 		t.Fatalf("a disabled probe was metered")
 	}
 }
@@ -113,7 +113,7 @@ func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 	if recovered != "boom" {
 		t.Fatalf("recovered %v", recovered)
 	}
-	if d := Depth(); d != 0 {
+	if d := depthNow(); d != 0 {
 		t.Fatalf("depth after a recovered panic = %d, want 0", d)
 	}
 	checkRow(t, outer, 1, 1500, 1500) // the unwound firings' time is its own
@@ -130,7 +130,7 @@ func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 	}
 	fire(middle, 100, nil)
 	checkRow(t, middle, 5, 100*5, 100*5) // five calls, one of them timed
-	if d := Depth(); d != 0 {
+	if d := depthNow(); d != 0 {
 		t.Fatalf("depth after recovered panics = %d, want 0", d)
 	}
 	// middle and inner by outer's End, then the three loop firings, each
@@ -141,13 +141,13 @@ func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 
 	done := make(chan int)
 	go func() {
-		defer func() { done <- Depth() }()
+		defer func() { done <- depthNow() }()
 		fire(outer, 0, func() { fire(middle, 0, func() { runtime.Goexit() }) })
 	}()
 	if d := <-done; d != 2 {
 		t.Fatalf("depth seen by a deferred call during Goexit = %d, want 2 (nothing ended)", d)
 	}
-	if c, n := middle.Calls(), middle.Count(); c != 6 || n != 1 {
+	if c, n := middle.Calls(), middle.Metered(); c != 6 || n != 1 {
 		t.Fatalf("middle after Goexit: %d calls, %d metered; want 6 and 1", c, n)
 	}
 }
@@ -172,7 +172,7 @@ func TestReusedGoroutineStartsClean(t *testing.T) {
 		done := make(chan int)
 		go func() {
 			fire(p, 10, nil)
-			done <- Depth()
+			done <- depthNow()
 		}()
 		if d := <-done; d != 0 {
 			t.Fatalf("a new goroutine found %d frames of a dead one", d)
@@ -247,7 +247,7 @@ func TestManyGoroutines(t *testing.T) {
 	wg.Wait()
 	// Of the churned firings, only the third that returned are counted.
 	for p, want := range map[*Probe]int64{worker: workers * rounds, step: workers * rounds, leaf: workers*rounds + workers*(rounds/3+1)} {
-		if c := p.Count(); c != want {
+		if c := p.Metered(); c != want {
 			t.Errorf("%s count = %d, want %d", p.Name(), c, want)
 		}
 	}
@@ -256,7 +256,7 @@ func TestManyGoroutines(t *testing.T) {
 func TestGoroutineStateIsBoundedUnderChurn(t *testing.T) {
 	wire(t, Chain{})
 	p := newProbe(t, "short")
-	before := Goroutines()
+	before := goroutineStates()
 	const total, live = 100_000, 32
 	sem := make(chan struct{}, live)
 	var wg sync.WaitGroup
@@ -269,12 +269,12 @@ func TestGoroutineStateIsBoundedUnderChurn(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if c := p.Count(); c != total {
+	if c := p.Metered(); c != total {
 		t.Fatalf("count = %d, want %d", c, total)
 	}
 	// States follow runtime gs, which the runtime reuses: far fewer than
 	// the goroutines started.
-	if grew := Goroutines() - before; grew > 10*live+runtime.GOMAXPROCS(0)*64 {
+	if grew := goroutineStates() - before; grew > 10*live+runtime.GOMAXPROCS(0)*64 {
 		t.Fatalf("%d goroutine states for %d goroutines, at most %d alive at once", grew, total, live)
 	}
 }
@@ -311,7 +311,7 @@ func TestSnapshotRowsAreConsistent(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	if p.stats.perP.Load() == nil {
-		t.Fatalf("no per-P rows after %d firings", p.Count())
+		t.Fatalf("no per-P rows after %d firings", p.Metered())
 	}
 }
 
@@ -374,7 +374,7 @@ func TestEndTwiceAndLostEnd(t *testing.T) {
 	a.End(fa)
 	checkRow(t, a, 2, 2*us, 2*us)
 	checkRow(t, b, 1, 0, 0) // called, never ended
-	if d := Depth(); d != 0 {
+	if d := depthNow(); d != 0 {
 		t.Fatalf("depth = %d", d)
 	}
 }
@@ -394,7 +394,7 @@ func TestExitEndsTheFiring(t *testing.T) {
 	}
 	checkRow(t, p, 3, 9*us, 6*us)
 	checkRow(t, q, 3, 3*us, 3*us)
-	if d := Depth(); d != 0 {
+	if d := depthNow(); d != 0 {
 		t.Fatalf("depth = %d", d)
 	}
 	var none Firing

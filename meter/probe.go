@@ -135,7 +135,7 @@ func (p *Probe) setState(from, to State) bool {
 		p.refreshOwnMean()
 		p.startSampling()
 	case to.Disabled() && engine.spotcheck != nil:
-		p.count.reset(engine.spotcheck.Interval, Stripes)
+		p.count.reset(engine.spotcheck.Interval, stripeCount)
 	case to.metered() && engine.tracepoint != nil:
 		p.count.reset(engine.tracepoint.Sample, procSpread())
 	}
@@ -205,7 +205,6 @@ func (p *Probe) decideEligible() {
 var registry struct {
 	sync.Mutex
 	probes  []*Probe
-	byName  map[string]*Probe
 	anyRoot bool
 }
 
@@ -218,12 +217,6 @@ func NewProbe(name string, gate *atomic.Uint32) *Probe {
 	registry.Lock()
 	p.id = int32(len(registry.probes))
 	registry.probes = append(registry.probes, p)
-	if registry.byName == nil {
-		registry.byName = map[string]*Probe{}
-	}
-	if _, dup := registry.byName[name]; !dup {
-		registry.byName[name] = p
-	}
 	registry.Unlock()
 	configureMu.Lock()
 	p.wire()
@@ -245,13 +238,6 @@ func Probes() []*Probe {
 	registry.Lock()
 	defer registry.Unlock()
 	return registry.probes[:len(registry.probes):len(registry.probes)]
-}
-
-// byName returns the registered probe named name, or nil.
-func byName(name string) *Probe {
-	registry.Lock()
-	defer registry.Unlock()
-	return registry.byName[name]
 }
 
 func b2u32(b bool) uint32 {

@@ -9,16 +9,18 @@ import (
 	"time"
 
 	"github.com/meterio/meter/clock"
+	"github.com/meterio/meter/schema"
 )
 
-// Labels in the model.
+// Labels in the model (package schema defines them and says what each
+// means).
 const (
-	LabelHotspot  = "hotspot"  // metered at every call, with mean inclusive and inherent times at or above hotspot's thresholds
-	LabelSampled  = "sampled"  // count exact; times estimated from a sample of its calls
-	LabelUntimed  = "untimed"  // count exact; calls too short to time: no times of its own, its time is its callers'
-	LabelTraced   = "traced"   // count exact; times from its firings in traces only (tracepoint or flowcheck on)
-	LabelDisabled = "disabled" // hotspot switched it off: count and times up to then only
-	LabelBudget   = "budget"   // budget switched it off: it can never afford its own measurement
+	LabelHotspot  = schema.LabelHotspot
+	LabelSampled  = schema.LabelSampled
+	LabelUntimed  = schema.LabelUntimed
+	LabelTraced   = schema.LabelTraced
+	LabelDisabled = schema.LabelDisabled
+	LabelBudget   = schema.LabelBudget
 )
 
 // Row is one probe in a snapshot of the model. Count is the number of
@@ -40,6 +42,10 @@ type Row struct {
 	Metered       int64   // firings measured
 	SD            float64 // standard deviation of the inclusive times of the metered firings, ns
 	Reenabled     int64   // times a spot check re-enabled it
+	// TimeIn names, for an untimed or disabled row, the probes whose own
+	// time holds its calls' time: those its metered calls ran under, at
+	// most four (the report lists a row's untimed callees from them).
+	TimeIn []string
 }
 
 // Snapshot is the performance model at one moment.
@@ -55,7 +61,8 @@ type Snapshot struct {
 	Traces          int64       // traces ended
 	TruncatedTraces int64       // of which truncated: reached the maximum, handed over in parts, or lost their root
 	Unwound         int64       // metered firings a panic or runtime.Goexit unwound before their End: not timed
-	Disturbed       int64       // stretches of own time left out: the goroutine left its P in them (stretch.go)
+	Disturbed       int64       // stretches of own time left out: the goroutine parked to wait in them (stretch.go)
+	Interrupted     int64       // selected firings whose own time held an interruption, kept at their probe's mean (end.go)
 	Dropped         int64       // spans the export path dropped
 	UntimedLimit    int64       // ns of own time per call under which a cold probe is untimed
 	Overheads       [3][2]int64 // ns, inner and outer overhead of a metered firing: [0] of a metered probe, [1] of a selected one, [2] of a forced one (calibrate.go)
@@ -80,6 +87,7 @@ func Take() Snapshot {
 		Started:         started.Load().(time.Time),
 		Unwound:         unwound.Load(),
 		Disturbed:       disturbed.Load(),
+		Interrupted:     interruptions.Load(),
 		Dropped:         dropped.Load(),
 		Clamped:         clock.Clamped(),
 		UntimedLimit:    UntimedLimit(),
@@ -135,8 +143,10 @@ func (p *Probe) row() Row {
 	case st == Untimed || st == Enabled && p.untimedYet():
 		r.Label = LabelUntimed
 		r.Min, r.Max, r.SD = 0, 0, 0
+		r.TimeIn = p.warm.parents()
 		return r
 	case st.Disabled():
+		r.TimeIn = p.warm.parents()
 		// Its metered firings only, as they were measured.
 		r.Label = LabelDisabled
 		if st == DisabledBudget {

@@ -28,7 +28,7 @@ func TestSpotChecks(t *testing.T) {
 	for range 35 {
 		fire(p, 1*us, nil)
 	}
-	if c := p.Count(); c != 1+3 {
+	if c := p.Metered(); c != 1+3 {
 		t.Fatalf("%d metered, want 1 + 3 spot checks", c)
 	}
 	if p.State() != DisabledHotspot {
@@ -43,8 +43,8 @@ func TestSpotChecks(t *testing.T) {
 		t.Fatalf("re-enabled before a spot check")
 	}
 	fire(p, 50*us, nil)
-	if p.State() != Enabled || balance(p) != h.Initial || p.Count() != 5 {
-		t.Fatalf("after a hot spot check: state %d, balance %d, count %d; want enabled, %d, 5", p.State(), balance(p), p.Count(), h.Initial)
+	if p.State() != Enabled || balance(p) != h.Initial || p.Metered() != 5 {
+		t.Fatalf("after a hot spot check: state %d, balance %d, count %d; want enabled, %d, 5", p.State(), balance(p), p.Metered(), h.Initial)
 	}
 	for range 10 {
 		fire(p, 50*us, nil)
@@ -63,8 +63,8 @@ func TestSpotcheckInherentThreshold(t *testing.T) {
 	fire(inner, 1*us, nil)
 	outer.Disable(DisabledBudget)
 	fire(outer, 1*us, func() { fire(inner, 19*us, nil) }) // inclusive 20 µs, inherent 1 µs
-	if outer.Count() != 1 || outer.State() != DisabledBudget {
-		t.Fatalf("outer: count %d, state %d; want 1, budget", outer.Count(), outer.State())
+	if outer.Metered() != 1 || outer.State() != DisabledBudget {
+		t.Fatalf("outer: count %d, state %d; want 1, budget", outer.Metered(), outer.State())
 	}
 	fire(outer, 20*us, nil)
 	if outer.State() != Enabled {
@@ -89,7 +89,7 @@ func TestSpotcheckOneInN(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if c := p.Count(); c != 16*100 {
+	if c := p.Metered(); c != 16*100 {
 		t.Fatalf("%d spot checks, want %d", c, 16*100)
 	}
 }
@@ -107,7 +107,7 @@ func TestSpotcheckWithinBudgetAndTrace(t *testing.T) {
 			fire(p, 50*us, nil)
 		}
 	})
-	if c := p.Count(); c != 1 || p.State() != Enabled {
+	if c := p.Metered(); c != 1 || p.State() != Enabled {
 		t.Fatalf("spot checks metered %d, state %d; want 1 and re-enabled by it", c, p.State())
 	}
 
@@ -120,7 +120,7 @@ func TestSpotcheckWithinBudgetAndTrace(t *testing.T) {
 		fire(p, 1, nil) // the trace's second metered firing
 		fire(p, 1, nil) // over the maximum: skipped
 	})
-	if c := p.Count(); c != 1 {
+	if c := p.Metered(); c != 1 {
 		t.Fatalf("spot checks in a trace of at most 2: %d, want 1", c)
 	}
 	if e, tr := traces(); e-t0 != 1 || tr-tr0 != 1 {

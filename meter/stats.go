@@ -165,15 +165,6 @@ func (s *stats) sum() totals {
 	return t
 }
 
-// Count returns the number of metered firings of p that have ended.
-func (p *Probe) Count() int64 { return p.stats.sum().count }
-
-// Mean returns the mean inclusive time of p's metered firings in ns, and
-// false when none has ended yet.
-func (p *Probe) Mean() (int64, bool) {
-	t := p.stats.sum()
-	if t.count == 0 {
-		return 0, false
-	}
-	return t.total / t.count, true
-}
+// Metered returns how many of p's firings were metered and have ended
+// (Calls counts every call).
+func (p *Probe) Metered() int64 { return p.stats.sum().count }

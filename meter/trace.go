@@ -33,9 +33,9 @@ func (g *Goroutine) nextTraceID() {
 // stripedCount is a count that goroutines on different Ps add to on
 // different cache lines, by their stripe (Goroutine.stripe); its value is
 // the sum.
-type stripedCount [Stripes]leaseLine
+type stripedCount [stripeCount]leaseLine
 
-func (c *stripedCount) add(stripe uint64, n int64) { c[stripe&(Stripes-1)].units.Add(n) }
+func (c *stripedCount) add(stripe uint64, n int64) { c[stripe&(stripeCount-1)].units.Add(n) }
 
 func (c *stripedCount) load() int64 {
 	s := int64(0)

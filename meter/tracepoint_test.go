@@ -47,8 +47,8 @@ func TestTracepointHundredTraces(t *testing.T) {
 	wg.Wait()
 	// 10,001 firings: the 100th to the 10,000th multiples of 100 started a
 	// trace each, the 10,001st is the first of the next round.
-	if t1, _ := traces(); t1-t0 != 100 || p.Count() != 100 {
-		t.Fatalf("%d traces, %d metered; want 100, 100", t1-t0, p.Count())
+	if t1, _ := traces(); t1-t0 != 100 || p.Metered() != 100 {
+		t.Fatalf("%d traces, %d metered; want 100, 100", t1-t0, p.Metered())
 	}
 }
 
@@ -86,7 +86,7 @@ func TestTracepointOneInN(t *testing.T) {
 			if n == 1 {
 				want-- // the first firing was due and passed over
 			}
-			if c := p.Count(); c != want {
+			if c := p.Metered(); c != want {
 				t.Fatalf("%d firings metered, want %d", c, want)
 			}
 		})
@@ -101,14 +101,14 @@ func TestTracepointPerProbe(t *testing.T) {
 	fire(b, 0, nil)
 	var got []string
 	for i := 1; i <= 9; i++ {
-		ca, cb := a.Count(), b.Count()
+		ca, cb := a.Metered(), b.Metered()
 		fire(a, 0, nil)
 		fire(b, 0, nil)
 		fire(b, 0, nil)
-		if a.Count() > ca {
+		if a.Metered() > ca {
 			got = append(got, fmt.Sprintf("a%d", i))
 		}
-		if b.Count() > cb {
+		if b.Metered() > cb {
 			got = append(got, fmt.Sprintf("b%d", i))
 		}
 	}
@@ -129,13 +129,13 @@ func TestTracepointInclude(t *testing.T) {
 			fire(p, 0, nil)
 		}
 	}
-	if keep.Count() != 10 || drop.Count() != 0 {
-		t.Fatalf("keep metered %d, drop %d; want 10, 0", keep.Count(), drop.Count())
+	if keep.Metered() != 10 || drop.Metered() != 0 {
+		t.Fatalf("keep metered %d, drop %d; want 10, 0", keep.Metered(), drop.Metered())
 	}
 	// Inside a trace an excluded probe is metered like any other.
 	fire(keep, 0, func() { fire(drop, 0, nil) })
-	if drop.Count() != 1 {
-		t.Fatalf("excluded probe inside a trace metered %d times, want 1", drop.Count())
+	if drop.Metered() != 1 {
+		t.Fatalf("excluded probe inside a trace metered %d times, want 1", drop.Metered())
 	}
 }
 
@@ -146,15 +146,15 @@ func TestTracepointRoots(t *testing.T) {
 	fire(handler, 0, nil)
 	fire(inner, 0, nil)
 	fire(inner, 0, nil)
-	if inner.Count() != 1 && !registry.anyRoot {
+	if inner.Metered() != 1 && !registry.anyRoot {
 		t.Fatalf("with no roots in the program, a probe did not start a trace")
 	}
 	handler.SetRoot()
-	c := inner.Count()
+	c := inner.Metered()
 	fire(inner, 0, nil)
 	fire(handler, 0, func() { fire(inner, 0, nil) })
-	if inner.Count() != c+1 || handler.Count() != 1 {
-		t.Fatalf("inner %d (+%d), handler %d: want inner metered only inside the handler's trace", inner.Count(), inner.Count()-c, handler.Count())
+	if inner.Metered() != c+1 || handler.Metered() != 1 {
+		t.Fatalf("inner %d (+%d), handler %d: want inner metered only inside the handler's trace", inner.Metered(), inner.Metered()-c, handler.Metered())
 	}
 }
 
@@ -170,16 +170,16 @@ func TestInsideTrace(t *testing.T) {
 		}
 	}
 	fire(root, 0, body) // counts 2: a trace, in which the leaves are metered
-	if root.Count() != 1 || leaf.Count() != 5 {
-		t.Fatalf("in a trace: root %d, leaf %d metered; want 1, 5", root.Count(), leaf.Count())
+	if root.Metered() != 1 || leaf.Metered() != 5 {
+		t.Fatalf("in a trace: root %d, leaf %d metered; want 1, 5", root.Metered(), leaf.Metered())
 	}
 	// The 5 leaves in the trace did not count: leaf starts traces at its
 	// 2nd and 4th firings outside one.
 	var at []int
 	for i := 1; i <= 4; i++ {
-		c := leaf.Count()
+		c := leaf.Metered()
 		fire(leaf, 0, nil)
-		if leaf.Count() > c {
+		if leaf.Metered() > c {
 			at = append(at, i)
 		}
 	}
@@ -195,12 +195,12 @@ func TestNeverEnded(t *testing.T) {
 	fire(loop, 0, func() {
 		fire(loop, 0, nil) // still not ended: the outer firing is open
 	})
-	if loop.Count() != 0 {
+	if loop.Metered() != 0 {
 		t.Fatalf("a never-ended probe started a trace")
 	}
 	fire(loop, 0, nil)
-	if loop.Count() != 1 {
-		t.Fatalf("after ending, the probe metered %d times, want 1", loop.Count())
+	if loop.Metered() != 1 {
+		t.Fatalf("after ending, the probe metered %d times, want 1", loop.Metered())
 	}
 }
 
@@ -216,15 +216,15 @@ func TestTraceMax(t *testing.T) {
 			fire(leaf, 0, func() { fire(leaf, 0, nil) })
 		}
 	})
-	if root.Count() != 1 || leaf.Count() != 4 {
-		t.Fatalf("root %d, leaf %d metered; want 1, 4", root.Count(), leaf.Count())
+	if root.Metered() != 1 || leaf.Metered() != 4 {
+		t.Fatalf("root %d, leaf %d metered; want 1, 4", root.Metered(), leaf.Metered())
 	}
 	if e, tr := traces(); e-e0 != 1 || tr-t0 != 1 {
 		t.Fatalf("%d traces, %d truncated; want 1, 1", e-e0, tr-t0)
 	}
 	fire(root, 0, func() { fire(leaf, 0, nil) }) // the next trace starts afresh
-	if root.Count() != 2 || leaf.Count() != 5 {
-		t.Fatalf("next trace: root %d, leaf %d metered; want 2, 5", root.Count(), leaf.Count())
+	if root.Metered() != 2 || leaf.Metered() != 5 {
+		t.Fatalf("next trace: root %d, leaf %d metered; want 2, 5", root.Metered(), leaf.Metered())
 	}
 	if _, tr := traces(); tr-t0 != 1 {
 		t.Fatalf("a short trace was counted as truncated")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/meterio/meter/clock"
 	"github.com/meterio/meter/export"
+	"github.com/meterio/meter/internal/fakeclock"
 	"github.com/meterio/meter/meter"
 	"github.com/meterio/meter/meter/metertest"
 	"github.com/meterio/meter/otlp/otlptest"
@@ -41,7 +43,8 @@ func TestMain(m *testing.M) {
 
 // settle waits until at most base goroutines run. Connections the
 // transports closed take a moment to let their goroutines go; nothing here
-// can signal that, so it polls.
+// can signal that, so it yields until they are gone or the timeout has
+// passed.
 func settle(base int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -52,7 +55,7 @@ func settle(base int, timeout time.Duration) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("goroutine leak: %d running, %d at the start", n, base)
 		}
-		time.Sleep(10 * time.Millisecond)
+		runtime.Gosched()
 	}
 }
 
@@ -366,10 +369,13 @@ func testUnreachable(t *testing.T, proto string) {
 }
 
 // TestBackoffAttempts: against a port that refuses every connection, with
-// producers handing over traces flat out, the exporter connects about once
-// per back-off (1 s, 2 s, 4 s, ... with jitter): a few times in 3 s, not
-// once per batch. Over gRPC the client's own reconnection back-off (1 s,
-// ×1.6) comes on top. The program's own work goes on.
+// traces ending all the while, the exporter makes no export call while the
+// pipeline backs off, and so no connection attempt: the spans drop at the
+// queue. Each time the back-off ends, the next batch is one more call. The
+// transports do not retry on their own: over HTTP each call is one
+// connection attempt. Over gRPC the client's reconnection back-off (1 s,
+// growing by 1.6) decides when a call connects, so a call may fail without
+// an attempt, and the client may make one attempt a second of its own.
 func TestBackoffAttempts(t *testing.T) {
 	for _, proto := range []string{ProtocolGRPC, ProtocolHTTP} {
 		t.Run(proto, func(t *testing.T) {
@@ -380,29 +386,50 @@ func TestBackoffAttempts(t *testing.T) {
 			defer f.Close()
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+f.Addr)
 			t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", proto)
-			t.Setenv("OTEL_METRICS_EXPORTER", "none")
+			exp, err := NewSpanExporter(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			clk := fakeclock.New(time.Unix(0, 0))
+			p := export.NewPipeline(export.PipelineConfig{Exporter: exp, Clock: clk, Stderr: io.Discard})
 			a := newApp()
-			var stderr syncBuffer
-			e := a.startExports(t, &stderr)
-			const window = 3 * time.Second
+			meter.Configure(meter.Chain{Enabled: true, Tracepoint: metertest.TraceAt(a.handle), Sink: p, Clock: a.clk})
+			defer meter.Configure(meter.Chain{})
+			a.handle.End(a.handle.Begin())
 			start := time.Now()
-			requests := 0
-			for time.Since(start) < window {
-				for range 100 {
+			const calls = 3
+			for call := int64(1); call <= calls; call++ {
+				for p.Stats().Errors < call { // a batch is 128 requests of 4 spans
+					for range 128 {
+						a.request()
+					}
+					runtime.Gosched()
+				}
+				if err := p.Flush(context.Background()); err != nil { // what was queued before the call failed drops now
+					t.Fatal(err)
+				}
+				dropped, attempts := p.Stats().Dropped, f.Attempts()
+				for range 1000 {
 					a.request()
 				}
-				requests += 100
+				if err := p.Flush(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				st := p.Stats()
+				if st.Errors != call || st.Dropped != dropped+4000 || proto == ProtocolHTTP && f.Attempts() != attempts {
+					t.Fatalf("while backing off after call %d: %+v, %d connection attempts before, %d after; want no call, no attempt and 4000 spans dropped",
+						call, st, attempts, f.Attempts())
+				}
+				clk.Advance(30 * time.Second) // the longest back-off
 			}
-			attempts := f.Attempts()
-			stop(e, time.Second)
-			st := e.Pipeline().Stats()
-			t.Logf("%s: %d connection attempts, %d export calls in %v; %d requests, %d spans dropped",
-				proto, attempts, st.Errors, window, requests, st.Dropped)
-			if attempts < 1 || attempts > 6 || st.Errors > 4 {
-				t.Errorf("%d connection attempts and %d export calls in %v", attempts, st.Errors, window)
-			}
-			if st.Dropped < int64(4*requests)*9/10 {
-				t.Errorf("dropped %d of %d spans: while backing off, spans should drop at the queue", st.Dropped, 4*requests)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			p.Shutdown(ctx)
+			attempts, errs := f.Attempts(), p.Stats().Errors
+			t.Logf("%s: %d connection attempts, %d export calls", proto, attempts, errs)
+			ownAttempts := int64(time.Since(start)/time.Second) + 1 // the gRPC client's own, at most
+			if proto == ProtocolHTTP && attempts != errs || attempts < 1 || attempts > errs+ownAttempts {
+				t.Errorf("%d connection attempts for %d failed export calls", attempts, errs)
 			}
 		})
 	}

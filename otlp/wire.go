@@ -4,30 +4,30 @@ import (
 	"encoding/binary"
 
 	"github.com/meterio/meter/export"
+	"github.com/meterio/meter/schema"
 )
 
 // Wire keys (field number << 3 | wire type) of the fields of
 // opentelemetry/proto/trace/v1/trace.proto and common.proto that
-// appendSpan writes. Wire types: 0 varint (the keys written as n << 3),
-// 1 fixed64, 2 length-delimited.
+// appendSpan writes.
 const (
-	keyScopeSpansSpan = 2<<3 | 2 // ScopeSpans.spans
+	keyScopeSpansSpan = 2<<3 | schema.WireBytes // ScopeSpans.spans
 
-	keySpanTraceID  = 1<<3 | 2
-	keySpanSpanID   = 2<<3 | 2
-	keySpanParentID = 4<<3 | 2
-	keySpanName     = 5<<3 | 2
-	keySpanKind     = 6 << 3
-	keySpanStart    = 7<<3 | 1 // fixed64
-	keySpanEnd      = 8<<3 | 1 // fixed64
-	keySpanAttr     = 9<<3 | 2
+	keySpanTraceID  = 1<<3 | schema.WireBytes
+	keySpanSpanID   = 2<<3 | schema.WireBytes
+	keySpanParentID = 4<<3 | schema.WireBytes
+	keySpanName     = 5<<3 | schema.WireBytes
+	keySpanKind     = 6<<3 | schema.WireVarint
+	keySpanStart    = 7<<3 | schema.WireFixed64
+	keySpanEnd      = 8<<3 | schema.WireFixed64
+	keySpanAttr     = 9<<3 | schema.WireBytes
 
-	keyKVKey   = 1<<3 | 2
-	keyKVValue = 2<<3 | 2
+	keyKVKey   = 1<<3 | schema.WireBytes
+	keyKVValue = 2<<3 | schema.WireBytes
 
-	keyAnyString = 1<<3 | 2
-	keyAnyBool   = 2 << 3
-	keyAnyInt    = 3 << 3
+	keyAnyString = 1<<3 | schema.WireBytes
+	keyAnyBool   = 2<<3 | schema.WireVarint
+	keyAnyInt    = 3<<3 | schema.WireVarint
 
 	spanKindInternal = 1
 	spanKindServer   = 2
@@ -36,11 +36,12 @@ const (
 // appendSpans appends spans as the repeated spans field of a ScopeSpans
 // message, in the bytes proto.Marshal would write for the messages
 // traceExporter builds (fields in number order, zero scalars left out, a
-// oneof member written even when zero): about 100 bytes and a few tens of
-// ns per span, with no allocation once buf has grown, where building and
-// marshalling the messages through the protobuf runtime costs several
-// hundred ns. TestSpanBytes checks the two agree byte for byte. r gives
-// each span its ids and, on a root, its request.
+// oneof member written even when zero), with no allocation once buf has
+// grown: a span's few fixed fields are appended directly, where the
+// protobuf runtime would build a message per span and walk it by
+// reflection to marshal it (BenchmarkExportSpans measures the exporter's
+// work per span). TestSpanBytes checks the two agree byte for byte. r
+// gives each span its ids and, on a root, its request.
 func appendSpans(buf []byte, spans []export.Span, r *resolver) []byte {
 	for i := range spans {
 		x := r.of(&spans[i])
@@ -79,11 +80,11 @@ func requestAttrs(a []attr, v *requestView) []attr {
 
 // len returns the length of the KeyValue a.
 func (a *attr) len() int {
-	anyLen := 1 + varintLen(uint64(len(a.str))) + len(a.str)
+	anyLen := 1 + schema.VarintLen(uint64(len(a.str))) + len(a.str)
 	if a.int {
-		anyLen = 1 + varintLen(uint64(a.num))
+		anyLen = 1 + schema.VarintLen(uint64(a.num))
 	}
-	return 1 + varintLen(uint64(len(a.key))) + len(a.key) + 1 + varintLen(uint64(anyLen)) + anyLen
+	return 1 + schema.VarintLen(uint64(len(a.key))) + len(a.key) + 1 + schema.VarintLen(uint64(anyLen)) + anyLen
 }
 
 func appendAttr(b []byte, a *attr) []byte {
@@ -94,11 +95,11 @@ func appendAttr(b []byte, a *attr) []byte {
 	b = append(b, a.key...)
 	b = append(b, keyKVValue)
 	if a.int {
-		b = binary.AppendUvarint(b, uint64(1+varintLen(uint64(a.num))))
+		b = binary.AppendUvarint(b, uint64(1+schema.VarintLen(uint64(a.num))))
 		b = append(b, keyAnyInt)
 		return binary.AppendUvarint(b, uint64(a.num))
 	}
-	b = binary.AppendUvarint(b, uint64(1+varintLen(uint64(len(a.str)))+len(a.str)))
+	b = binary.AppendUvarint(b, uint64(1+schema.VarintLen(uint64(len(a.str)))+len(a.str)))
 	b = append(b, keyAnyString)
 	b = binary.AppendUvarint(b, uint64(len(a.str)))
 	return append(b, a.str...)
@@ -115,7 +116,7 @@ func appendSpan(b []byte, s *export.Span, x *ids) []byte {
 		n += 2 + 8
 	}
 	if s.Name != "" {
-		n += 1 + varintLen(uint64(len(s.Name))) + len(s.Name)
+		n += 1 + schema.VarintLen(uint64(len(s.Name))) + len(s.Name)
 	}
 	n += 2 // kind
 	if s.Start != 0 {
@@ -125,10 +126,10 @@ func appendSpan(b []byte, s *export.Span, x *ids) []byte {
 		n += 9
 	}
 	inh := inherentLen(s.Inherent)
-	n += 1 + varintLen(uint64(inh)) + inh
+	n += 1 + schema.VarintLen(uint64(inh)) + inh
 	for i := range attrs {
 		l := attrs[i].len()
-		n += 1 + varintLen(uint64(l)) + l
+		n += 1 + schema.VarintLen(uint64(l)) + l
 	}
 	if s.Truncated {
 		n += 1 + 1 + truncatedLen
@@ -163,7 +164,7 @@ func appendSpan(b []byte, s *export.Span, x *ids) []byte {
 	b = binary.AppendUvarint(b, uint64(inh))
 	b = append(b, keyKVKey, byte(len(AttrInherent)))
 	b = append(b, AttrInherent...)
-	b = append(b, keyKVValue, byte(1+varintLen(uint64(s.Inherent))), keyAnyInt)
+	b = append(b, keyKVValue, byte(1+schema.VarintLen(uint64(s.Inherent))), keyAnyInt)
 	b = binary.AppendUvarint(b, uint64(s.Inherent))
 	for i := range attrs {
 		b = appendAttr(b, &attrs[i])
@@ -179,18 +180,9 @@ func appendSpan(b []byte, s *export.Span, x *ids) []byte {
 
 // inherentLen is the length of the KeyValue meter.inherent_ns = v.
 func inherentLen(v int64) int {
-	any := 1 + varintLen(uint64(v))
+	any := 1 + schema.VarintLen(uint64(v))
 	return 2 + len(AttrInherent) + 2 + any
 }
 
 // truncatedLen is the length of the KeyValue meter.truncated = true.
 const truncatedLen = 2 + len(AttrTruncated) + 2 + 2
-
-func varintLen(x uint64) int {
-	n := 1
-	for x >= 0x80 {
-		x >>= 7
-		n++
-	}
-	return n
-}

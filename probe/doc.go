@@ -18,8 +18,10 @@
 // probe costs the compare of its on-word and a branch (On), and a compare
 // of the firing and a branch at each exit; an exit where a branch would
 // cost the user's condition before it its short circuit calls EndAt
-// instead, which tests the firing inside the engine. A zero Probe is off: firings before registration (from package
-// variable initialisers) are not metered.
+// instead, which tests the firing inside the engine. Every other firing is
+// counted, in a call of the engine's assembly leaf, and some are metered.
+// A zero Probe is off: firings before registration (from package variable
+// initialisers) are neither counted nor metered.
 //
 // The first Register reads every METER_* property, selects the clock and
 // wires the chain of extensions. A bad value prints one line on standard
@@ -27,40 +29,35 @@
 // prints one line naming the nearest one. All are read once; none needs a
 // rebuild.
 //
-//	property                          default  meaning
-//	METER_ENABLED                     true     false: every probe disabled, near-zero cost
-//	METER_CLOCK                       auto     tsc, mono or auto (tsc where the TSC is invariant)
-//	METER_HOTSPOT_ENABLED             true
-//	METER_HOTSPOT_THRESHOLD           10       µs, inclusive: a firing at or above both thresholds is hot
-//	METER_HOTSPOT_THRESHOLD_INHERENT  2        µs, inherent
-//	METER_HOTSPOT_INITIAL             1000     starting credit balance: cold firings until disabled
-//	METER_HOTSPOT_SAMPLE              100      a cold probe that is large in total, or a root, is sampled:
-//	                                           metered in windows open 1/N of the time, counted in 4/N
-//	                                           (0: disabled instead)
-//	METER_HOTSPOT_SAMPLE_SHARE        0.05     %: its metered firings' inherent share of wall time to be sampled
-//	METER_HOTSPOT_WINDOW              250      µs (10 or more): a sampling window's length, at least; the gaps scale
-//	                                           with it, so the shares stay as SAMPLE sets them
-//	METER_HOTSPOT_COST                2        %: a probe hot only on average is metered at every call while
-//	                                           metering a firing costs at most this share of its own time per
-//	                                           firing; sampled otherwise (0: no limit)
-//	METER_BUDGET_ENABLED              false
-//	METER_BUDGET_PERCENT              10       1..100: measurements one call may cause, as a share of its time
-//	METER_BUDGET_UNIT                 1        µs charged per measurement
-//	METER_TRACEPOINT_ENABLED          false
-//	METER_TRACEPOINT_SAMPLE           100      every Nth firing of a probe starts a trace
-//	METER_TRACEPOINT_INCLUDE          (roots)  regexp on probe names; unset: the request handlers and
-//	                                           goroutine functions meterinject marks (all probes if none)
-//	METER_FLOWCHECK_ENABLED           false
-//	METER_FLOWCHECK_LOWER             0        a goroutine starts a trace after a gap of LOWER +
-//	METER_FLOWCHECK_UPPER             100      a random number in [0, UPPER−LOWER) firings
-//	METER_SPOTCHECK_ENABLED           false
-//	METER_SPOTCHECK_INTERVAL          10000    every Nth firing of a disabled probe is metered
-//	METER_TRACE_MAX                   10000    firings metered in one trace at most
-//	METER_EXPORT_CSV                  (none)   path: the performance model, at exit and each interval
-//	METER_EXPORT_PPROF                (none)   path: metered call paths as a pprof profile
-//	METER_EXPORT_OTLP                 false    traces and the model over OTLP (needs the otlp import)
-//	METER_EXPORT_INTERVAL             0        Go duration; 0: at exit only
-//	METER_HTTP                        (off)    host:port: the live page (needs the live import; see package live)
+//	property                           default  meaning
+//	METER_ENABLED                      true     false: every probe disabled, a firing costs a load and a branch
+//	METER_CLOCK                        auto     tsc, mono or auto (tsc where the TSC is invariant)
+//	METER_HOTSPOT_ENABLED              true     false: every firing metered, every probe timed
+//	METER_HOTSPOT_THRESHOLD            10       µs, inclusive: a firing at or above both thresholds is hot
+//	METER_HOTSPOT_THRESHOLD_INHERENT   2        µs, inherent
+//	METER_HOTSPOT_INITIAL              1000     starting credit: cold firings, each metered, before a probe is judged on its totals
+//	METER_HOTSPOT_SAMPLE               100      a sampled probe's calls are all counted, about one in N metered; 0: no probe sampled
+//	METER_HOTSPOT_SAMPLE_SHARE         0.05     %: a cold probe whose own time is below this share of the time it ran is disabled (never a root)
+//	METER_HOTSPOT_COST                 2        %: a probe is metered at every call while that costs at most this share of its own time; sampled otherwise (0: no limit)
+//	METER_HOTSPOT_UNTIMED              2        a cold probe whose calls take less than N times what timing a call costs (at most 300 ns) is untimed: counted, never metered; 0: none
+//	METER_BUDGET_ENABLED               false
+//	METER_BUDGET_PERCENT               10       1..100: measurements one call may cause, as a share of its time
+//	METER_BUDGET_UNIT                  1        µs charged per measurement
+//	METER_TRACEPOINT_ENABLED           false
+//	METER_TRACEPOINT_SAMPLE            100      every Nth firing of a probe outside a trace starts one
+//	METER_TRACEPOINT_INCLUDE           (roots)  regexp on probe names that may start traces; unset: the roots meterinject marks (every probe if none)
+//	METER_FLOWCHECK_ENABLED            false
+//	METER_FLOWCHECK_LOWER              0        a goroutine starts a trace after a gap of LOWER
+//	METER_FLOWCHECK_UPPER              100      + a random number in [0, UPPER−LOWER) firings
+//	METER_SPOTCHECK_ENABLED            false
+//	METER_SPOTCHECK_INTERVAL           10000    every Nth firing of a disabled probe is metered; a hot one enables the probe again
+//	METER_TRACE_MAX                    10000    firings metered in one trace at most (≤ 100000)
+//	METER_PPROF_LABELS                 false    label goroutines with the trace they run (an allocation per trace start)
+//	METER_EXPORT_CSV                   (none)   path: the performance model, at exit and each interval
+//	METER_EXPORT_PPROF                 (none)   path: metered call paths as a pprof profile
+//	METER_EXPORT_OTLP                  false    traces and the model over OTLP (needs the otlp import)
+//	METER_EXPORT_INTERVAL              0        Go duration; 0: at exit only
+//	METER_HTTP                         (off)    host:port: the live page (needs the live import)
 //
 // # Ending
 //

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"testing"
+
+	"github.com/meterio/meter/schema"
 )
 
 // bigModel is a model of n probes and a profile of n traced paths, three
@@ -13,7 +15,7 @@ func bigModel(n int) (*Model, []byte) {
 	m := &Model{Name: "big.csv", Meta: []Field{{Key: "extensions", Value: "hotspot(threshold=10000ns inherent=2000ns initial=1000)"}}}
 	var p pb
 	for _, t := range [][2]uint64{{1, 1}, {2, 3}, {3, 3}} {
-		p = p.msg(profSampleType, pb{}.varint(valueTypeType, t[0]).varint(valueTypeUnit, t[1]))
+		p = p.msg(schema.ProfileSampleType, pb{}.varint(schema.ValueTypeType, t[0]).varint(schema.ValueTypeUnit, t[1]))
 	}
 	strs := []string{"", "count", "inclusive", "nanoseconds", "source", "trace"}
 	for i := 0; i < n; i++ {
@@ -22,8 +24,8 @@ func bigModel(n int) (*Model, []byte) {
 			InherentTotal: int64(5e5 + i*331), InherentAvg: 500, Min: 10, Max: 1e5})
 		strs = append(strs, name)
 		id := uint64(i + 1)
-		p = p.msg(profFunction, pb{}.varint(functionID, id).varint(functionName, uint64(len(strs)-1)))
-		p = p.msg(profLocation, pb{}.varint(locationID, id).msg(locationLine, pb{}.varint(lineFunctionID, id)))
+		p = p.msg(schema.ProfileFunction, pb{}.varint(schema.FunctionID, id).varint(schema.FunctionName, uint64(len(strs)-1)))
+		p = p.msg(schema.ProfileLocation, pb{}.varint(schema.LocationID, id).msg(schema.LocationLine, pb{}.varint(schema.LineFunctionID, id)))
 	}
 	for i := 0; i < n; i++ {
 		depth := 3 + i%4
@@ -31,10 +33,10 @@ func bigModel(n int) (*Model, []byte) {
 		for d := range locs {
 			locs[d] = uint64((i*7+d*13)%n + 1)
 		}
-		p = p.msg(profSample, pb{}.packed(sampleLocationID, locs...).packed(sampleValue, 3, 3000, 1000).msg(sampleLabel, label(4, 5)))
+		p = p.msg(schema.ProfileSample, pb{}.packed(schema.SampleLocationID, locs...).packed(schema.SampleValue, 3, 3000, 1000).msg(schema.SampleLabel, label(4, 5)))
 	}
 	for _, s := range strs {
-		p = p.msg(profStringTable, []byte(s))
+		p = p.msg(schema.ProfileStringTable, []byte(s))
 	}
 	return m, p
 }

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/meterio/meter/schema"
 )
 
 // Alpha is the significance level of Compare's marks, benchstat's
@@ -87,14 +89,14 @@ func (o CompareOptions) alpha() float64 {
 
 // What a comparison measures of each probe, in the table's order.
 const (
-	Calls     = iota // calls per run
-	Inclusive        // mean inclusive time per call, ns
-	Inherent         // mean inherent time per call, ns
+	callsMetric     = iota // calls per run
+	inclusiveMetric        // mean inclusive time per call, ns
+	inherentMetric         // mean inherent time per call, ns
 	metrics
 )
 
-// Change is one measure of one probe on both sides.
-type Change struct {
+// change is one measure of one probe on both sides.
+type change struct {
 	Old, New    []float64 // one value per run that has it
 	Center      [2]float64
 	Delta       float64 // New/Old − 1 of the centers; NaN when either is missing or Old is 0
@@ -104,10 +106,10 @@ type Change struct {
 	Partial     bool    // counts of a disabled or budget probe: they stop where it was switched off, so they are not tested
 }
 
-// Difference is one probe's row in a comparison.
-type Difference struct {
+// difference is one probe's row in a comparison.
+type difference struct {
 	Probe    string
-	Changes  [metrics]Change
+	Changes  [metrics]change
 	Labels   [2]string // each side's label; runs that disagree give "a/b", the most frequent first
 	Appeared bool      // in no run of the old side
 	Vanished bool      // in no run of the new side
@@ -127,26 +129,26 @@ type Difference struct {
 }
 
 // Significant reports whether any change of the row is.
-func (d *Difference) Significant() bool { return d.sig }
+func (d *difference) Significant() bool { return d.sig }
 
-// Comparison is the outcome of comparing two sides.
-type Comparison struct {
+// comparison is the outcome of comparing two sides.
+type comparison struct {
 	Old, New    *Runs
 	Options     CompareOptions
-	Differences []Difference // significant changes first (see Compare); then the rest in the old side's order; then appeared probes
+	Differences []difference // significant changes first (see Compare); then the rest in the old side's order; then appeared probes
 	Tested      bool         // significance could be judged: more than one run on some side
 }
 
-// Diff compares two sides probe by probe: calls per run, mean inclusive
+// diff compares two sides probe by probe: calls per run, mean inclusive
 // and mean inherent time per call. Each change is tested across the runs
 // (each run gives one value a side) with the options' test; the row's
 // tests are adjusted for their number (Holm), so that a probe that did not
 // change is flagged at most α of the time. With one run a side nothing is
 // tested.
-func Diff(old, cur *Runs, opt CompareOptions) *Comparison {
-	c := &Comparison{Old: old, New: cur, Options: opt, Tested: len(old.Models) > 1 || len(cur.Models) > 1}
+func diff(old, cur *Runs, opt CompareOptions) *comparison {
+	c := &comparison{Old: old, New: cur, Options: opt, Tested: len(old.Models) > 1 || len(cur.Models) > 1}
 	index := map[string]int{}
-	var diffs []Difference
+	var diffs []difference
 	for side, runs := range []*Runs{old, cur} {
 		for _, m := range runs.Models {
 			for i := range m.Rows {
@@ -155,7 +157,7 @@ func Diff(old, cur *Runs, opt CompareOptions) *Comparison {
 				if !ok {
 					k = len(diffs)
 					index[r.Probe] = k
-					diffs = append(diffs, Difference{Probe: r.Probe})
+					diffs = append(diffs, difference{Probe: r.Probe})
 				}
 				if side == 0 {
 					diffs[k].order += float64(r.InherentTotal)
@@ -185,26 +187,26 @@ func Diff(old, cur *Runs, opt CompareOptions) *Comparison {
 					present++
 					labels[r.Label]++
 					count = float64(r.Count)
-					if r.Label == LabelDisabled || r.Label == LabelBudget {
-						d.Changes[Calls].Partial = true
+					if schema.SwitchedOff(r.Label) {
+						d.Changes[callsMetric].Partial = true
 					}
-					if r.Label == LabelUntimed {
+					if r.Label == schema.LabelUntimed {
 						untimed++
 					}
 					if r.Timed() {
-						add(&d.Changes[Inclusive], side, float64(r.Total)/float64(r.Count))
-						add(&d.Changes[Inherent], side, float64(r.InherentTotal)/float64(r.Count))
+						add(&d.Changes[inclusiveMetric], side, float64(r.Total)/float64(r.Count))
+						add(&d.Changes[inherentMetric], side, float64(r.InherentTotal)/float64(r.Count))
 					}
 				}
-				add(&d.Changes[Calls], side, count) // a run without the probe did not call it
+				add(&d.Changes[callsMetric], side, count) // a run without the probe did not call it
 			}
 			if present == 0 {
 				d.Appeared = d.Appeared || side == 0
 				d.Vanished = d.Vanished || side == 1
 			}
 			if untimed > 0 && untimed == present {
-				d.Changes[Inclusive].Untimed[side] = true
-				d.Changes[Inherent].Untimed[side] = true
+				d.Changes[inclusiveMetric].Untimed[side] = true
+				d.Changes[inherentMetric].Untimed[side] = true
 			}
 			d.Labels[side] = labelOf(labels)
 		}
@@ -233,7 +235,7 @@ func Diff(old, cur *Runs, opt CompareOptions) *Comparison {
 	return c
 }
 
-func add(ch *Change, side int, v float64) {
+func add(ch *change, side int, v float64) {
 	if side == 0 {
 		ch.Old = append(ch.Old, v)
 	} else {
@@ -271,7 +273,7 @@ func labelOf(labels map[string]int) string {
 // that does a set amount of work calls each function as often every
 // time) cannot show a change and gets p = 1 outside it, and inclusive
 // time equal to inherent time in every run (a leaf) is one test, not two.
-func (c *Comparison) judge(d *Difference) {
+func (c *comparison) judge(d *difference) {
 	var tested []int
 	var ps []float64
 	for k := range d.Changes {
@@ -290,7 +292,7 @@ func (c *Comparison) judge(d *Difference) {
 			ch.P = 1
 			continue
 		}
-		if k == Inherent && slices.Equal(ch.Old, d.Changes[Inclusive].Old) && slices.Equal(ch.New, d.Changes[Inclusive].New) {
+		if k == inherentMetric && slices.Equal(ch.Old, d.Changes[inclusiveMetric].Old) && slices.Equal(ch.New, d.Changes[inclusiveMetric].New) {
 			continue // the inclusive test's
 		}
 		p, ok := c.test(ch.Old, ch.New)
@@ -301,7 +303,7 @@ func (c *Comparison) judge(d *Difference) {
 		ps = append(ps, p)
 	}
 	var size [metrics]float64
-	for i, p := range Holm(ps) {
+	for i, p := range holm(ps) {
 		k := tested[i]
 		ch := &d.Changes[k]
 		ch.P = p
@@ -310,15 +312,15 @@ func (c *Comparison) judge(d *Difference) {
 			size[k] = c.bound(ch.Old, ch.New, c.Options.alpha()/float64(len(ps)))
 		}
 	}
-	if in, inh := &d.Changes[Inclusive], &d.Changes[Inherent]; math.IsNaN(inh.P) && !math.IsNaN(in.P) &&
+	if in, inh := &d.Changes[inclusiveMetric], &d.Changes[inherentMetric]; math.IsNaN(inh.P) && !math.IsNaN(in.P) &&
 		slices.Equal(in.Old, inh.Old) && slices.Equal(in.New, inh.New) {
-		inh.P, inh.Significant, size[Inherent] = in.P, in.Significant, size[Inclusive]
+		inh.P, inh.Significant, size[inherentMetric] = in.P, in.Significant, size[inclusiveMetric]
 	}
-	d.Own = d.Changes[Calls].Significant || d.Changes[Inherent].Significant
+	d.Own = d.Changes[callsMetric].Significant || d.Changes[inherentMetric].Significant
 	if d.Own {
-		d.Size = max(size[Calls], size[Inherent])
+		d.Size = max(size[callsMetric], size[inherentMetric])
 	} else {
-		d.Size = size[Inclusive]
+		d.Size = size[inclusiveMetric]
 	}
 }
 
@@ -335,7 +337,7 @@ func constant(x, y []float64) bool {
 // center is what a side's values are summed up by: the median for the U
 // test, which compares ranks; the mean for Welch's test, which compares
 // means.
-func (c *Comparison) center(v []float64) float64 {
+func (c *comparison) center(v []float64) float64 {
 	if len(v) == 0 {
 		return math.NaN()
 	}
@@ -355,13 +357,13 @@ func (c *Comparison) center(v []float64) float64 {
 	}
 }
 
-func (c *Comparison) test(x, y []float64) (float64, bool) {
+func (c *comparison) test(x, y []float64) (float64, bool) {
 	if c.Options.Test == WelchTest {
 		m1, s1 := meanSD(x)
 		m2, s2 := meanSD(y)
-		return Welch(m1, s1, int64(len(x)), m2, s2, int64(len(y)))
+		return welch(m1, s1, int64(len(x)), m2, s2, int64(len(y)))
 	}
-	return MannWhitney(x, y)
+	return uTest(x, y)
 }
 
 // bound returns how large the change from x to y is at least: of the
@@ -374,7 +376,7 @@ func (c *Comparison) test(x, y []float64) (float64, bool) {
 // largest U whose one-sided probability is at most α/2. For Welch's test,
 // the mean difference of the logarithms less its t quantile times its
 // standard error.
-func (c *Comparison) bound(x, y []float64, alpha float64) float64 {
+func (c *comparison) bound(x, y []float64, alpha float64) float64 {
 	lx, ly := make([]float64, len(x)), make([]float64, len(y))
 	for i, v := range x {
 		lx[i] = math.Log1p(max(v, 0))
@@ -511,13 +513,13 @@ func meanSD(v []float64) (mean, sd float64) {
 // means with Welch's test). Significant rows come first: those whose own
 // calls or inherent time changed, then those whose inclusive time alone
 // did (it follows from their callees), each by how large the change is at
-// least (Difference.Size); then the rest in the old side's order (largest
+// least (difference.Size); then the rest in the old side's order (largest
 // inherent time first); probes that appeared last, those that vanished
 // among the rest. The last row is the geometric mean of the per-call times over the
 // probes on both sides; lines after the table say how significance was
 // judged, or why it was not.
 func Compare(w io.Writer, old, cur *Runs, opt CompareOptions) error {
-	c := Diff(old, cur, opt)
+	c := diff(old, cur, opt)
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "probe\tcalls\tdelta\tinclusive/call\tdelta\tinherent/call\tdelta\tlabel")
@@ -529,7 +531,7 @@ func Compare(w io.Writer, old, cur *Runs, opt CompareOptions) error {
 		for k := range d.Changes {
 			ch := &d.Changes[k]
 			fmt.Fprintf(tw, "\t%s\t%s", c.values(d, k), c.delta(d, k))
-			if k != Calls && !d.Appeared && !d.Vanished && ch.Center[0] > 0 && ch.Center[1] > 0 {
+			if k != callsMetric && !d.Appeared && !d.Vanished && ch.Center[0] > 0 && ch.Center[1] > 0 {
 				lnOld[k] += math.Log(ch.Center[0])
 				lnCur[k] += math.Log(ch.Center[1])
 				nGeo[k]++
@@ -544,9 +546,9 @@ func Compare(w io.Writer, old, cur *Runs, opt CompareOptions) error {
 			fmt.Fprintf(tw, "\t%s\n", labels(d.Labels[0], d.Labels[1]))
 		}
 	}
-	if nGeo[Inclusive] > 0 || nGeo[Inherent] > 0 {
+	if nGeo[inclusiveMetric] > 0 || nGeo[inherentMetric] > 0 {
 		fmt.Fprint(tw, "geomean\t\t")
-		for _, k := range []int{Inclusive, Inherent} {
+		for _, k := range []int{inclusiveMetric, inherentMetric} {
 			if nGeo[k] == 0 {
 				fmt.Fprint(tw, "\t–\t–")
 				continue
@@ -571,7 +573,7 @@ func Compare(w io.Writer, old, cur *Runs, opt CompareOptions) error {
 }
 
 // values prints one measure old → new.
-func (c *Comparison) values(d *Difference, k int) string {
+func (c *comparison) values(d *difference, k int) string {
 	ch := &d.Changes[k]
 	side := func(s int) string {
 		v := ch.Old
@@ -582,23 +584,23 @@ func (c *Comparison) values(d *Difference, k int) string {
 		case s == 0 && d.Appeared, s == 1 && d.Vanished:
 			return "–"
 		case ch.Untimed[s]:
-			return "untimed"
+			return schema.LabelUntimed
 		case len(v) == 0:
 			return "–"
-		case k == Calls:
+		case k == callsMetric:
 			return fmt.Sprintf("%.0f", ch.Center[s])
 		}
 		return Duration(ch.Center[s], "")
 	}
 	a, b := side(0), side(1)
-	if a == "untimed" && b == "untimed" {
-		return "untimed"
+	if a == schema.LabelUntimed && b == schema.LabelUntimed {
+		return schema.LabelUntimed
 	}
 	return a + " → " + b
 }
 
 // delta prints one measure's change with its mark.
-func (c *Comparison) delta(d *Difference, k int) string {
+func (c *comparison) delta(d *difference, k int) string {
 	ch := &d.Changes[k]
 	switch {
 	case d.Appeared:
@@ -629,7 +631,7 @@ func (c *Comparison) delta(d *Difference, k int) string {
 
 // footer says what the runs were, how significance was judged, or why
 // it was not.
-func (c *Comparison) footer(out *strings.Builder) {
+func (c *comparison) footer(out *strings.Builder) {
 	n0, n1 := len(c.Old.Models), len(c.New.Models)
 	if n0 > 1 || n1 > 1 {
 		fmt.Fprintf(out, "old: %s, %s; new: %s, %s\n", c.Old.Name, plural(n0, "run"), c.New.Name, plural(n1, "run"))
@@ -643,13 +645,13 @@ func (c *Comparison) footer(out *strings.Builder) {
 		fmt.Fprintf(out, "p: Welch's t-test on the runs' values, adjusted over each row's tests (Holm); ~: no significant change (α=%.2f)\n", alpha)
 	default:
 		fmt.Fprintf(out, "p: Mann-Whitney U test on the runs' values, adjusted over each row's tests (Holm); ~: no significant change (α=%.2f)\n", alpha)
-		if p := MinP(n0, n1); p >= alpha/metrics {
+		if p := minP(n0, n1); p >= alpha/metrics {
 			fmt.Fprintf(out, "with %d against %d runs the smallest p the U test can give is %.3f: a change that moves a row's three measures "+
 				"can hardly be shown; take 5 runs a side or more\n", n0, n1, p)
 		}
 	}
 	for _, d := range c.Differences {
-		if d.Changes[Calls].Partial && c.Tested {
+		if d.Changes[callsMetric].Partial && c.Tested {
 			fmt.Fprintln(out, "(partial): a disabled or budget probe's calls are counted only until it was switched off, so they are not tested")
 			break
 		}
@@ -682,7 +684,7 @@ func plural(n int, thing string) string {
 
 // extensions is the model's chain as .meta names it; "" when unknown.
 func extensions(m *Model) string {
-	v, _ := m.MetaValue(MetaExtensions)
+	v, _ := m.MetaValue(schema.MetaExtensions)
 	return v
 }
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/meterio/meter/schema"
 )
 
 func oneRun(m *Model) *Runs { return &Runs{Name: m.Name, Models: []*Model{m}} }
@@ -245,8 +247,8 @@ func synthRun(rng *rand.Rand, name string, fixedTime bool, change string, by flo
 	for i, p := range synthProgram {
 		r := Row{Probe: p.name, Count: int64(calls[i]), Label: p.label}
 		switch p.label {
-		case LabelUntimed:
-		case LabelDisabled:
+		case schema.LabelUntimed:
+		case schema.LabelDisabled:
 			r.Count = 900 + rng.Int64N(200) // switched off after a varying number of calls
 			fallthrough
 		default:
@@ -278,7 +280,7 @@ func TestCompareAA(t *testing.T) {
 		first, others := 0, 0
 		for e := range experiments {
 			fixedTime := e%2 == 1
-			c := Diff(synthSide(rng, "a", 5, fixedTime, "", 1), synthSide(rng, "b", 5, fixedTime, "", 1), CompareOptions{Test: test})
+			c := diff(synthSide(rng, "a", 5, fixedTime, "", 1), synthSide(rng, "b", 5, fixedTime, "", 1), CompareOptions{Test: test})
 			n := 0
 			for _, d := range c.Differences {
 				rows++
@@ -293,10 +295,10 @@ func TestCompareAA(t *testing.T) {
 			}
 
 			changed := []string{"app.(*store).get", "app.score"}[e%4/2] // a timed leaf, or a sampled one
-			c = Diff(synthSide(rng, "a", 5, fixedTime, "", 1), synthSide(rng, "b", 5, fixedTime, changed, 1.25), CompareOptions{Test: test})
+			c = diff(synthSide(rng, "a", 5, fixedTime, "", 1), synthSide(rng, "b", 5, fixedTime, changed, 1.25), CompareOptions{Test: test})
 			top := c.Differences[0]
-			if top.Probe == changed && top.Significant() && top.Changes[Inherent].Significant &&
-				math.Abs(top.Changes[Inherent].Delta-0.25) < 0.15 {
+			if top.Probe == changed && top.Significant() && top.Changes[inherentMetric].Significant &&
+				math.Abs(top.Changes[inherentMetric].Delta-0.25) < 0.15 {
 				first++
 			} else if testing.Verbose() {
 				var b strings.Builder
@@ -344,7 +346,7 @@ func TestLoadRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	header := strings.Join(ModelColumns, ",") + "\n"
+	header := schema.ModelHeader + "\n"
 	write("b.csv", header+"a.f,2,20,10,20,10,9,11,\n")
 	write("a.csv", header+"a.f,1,10,10,10,10,10,10,\n")
 	write("a.csv.meta", "extensions: hotspot(threshold=10000ns)\n")

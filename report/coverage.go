@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/meterio/meter/schema"
 )
 
 // Coverage is how much of the program's time the model covers: the
@@ -115,13 +117,13 @@ func (m *Model) Coverage() Coverage {
 // tracedPaths returns the traced call paths of a profile the runtime
 // wrote (samples labelled source=trace, with a count of firings), as a
 // flame graph's root; nil when there are none.
-func tracedPaths(p *Profile) *FlameNode {
-	if p == nil || p.Index(SampleCount) < 0 {
+func tracedPaths(p *Profile) *flameNode {
+	if p == nil || p.Index(schema.SampleCount) < 0 {
 		return nil
 	}
 	traced := false
 	for i := range p.Samples {
-		if src := p.Samples[i].Labels[SourceLabel]; len(src) > 0 && src[0] == SourceTrace {
+		if src := p.Samples[i].Labels[schema.SourceLabel]; len(src) > 0 && src[0] == schema.SourceTrace {
 			traced = true
 			break
 		}
@@ -129,7 +131,7 @@ func tracedPaths(p *Profile) *FlameNode {
 	if !traced {
 		return nil
 	}
-	root, _ := p.Flame()
+	root, _ := p.flame()
 	if len(root.Children) == 0 {
 		return nil
 	}
@@ -139,7 +141,7 @@ func tracedPaths(p *Profile) *FlameNode {
 // nest sets each entry's outer share and covered time from the traced
 // call paths (see Coverage), and reports whether any trace starts at an
 // entry: only such a trace says what runs inside an entry.
-func nest(entries []Entry, index map[string]int, paths *FlameNode) bool {
+func nest(entries []Entry, index map[string]int, paths *flameNode) bool {
 	n := len(entries)
 	traces := make([]int64, n)    // by entry: traces it started
 	inTrace := make([]int64, n)   // by entry: its firings inside traces, beneath their roots
@@ -151,8 +153,8 @@ func nest(entries []Entry, index map[string]int, paths *FlameNode) bool {
 	started := false
 	// walk goes beneath a trace's root; enclosing is the index of the
 	// nearest entry above, -1 for none, and atRoot whether that is the root.
-	var walk func(nd *FlameNode, root, enclosing int, atRoot bool, name string)
-	walk = func(nd *FlameNode, root, enclosing int, atRoot bool, name string) {
+	var walk func(nd *flameNode, root, enclosing int, atRoot bool, name string)
+	walk = func(nd *flameNode, root, enclosing int, atRoot bool, name string) {
 		for _, k := range nd.Children {
 			j, isEntry := index[k.Name]
 			if !isEntry {

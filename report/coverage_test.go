@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/meterio/meter/schema"
 )
 
 // simCall is one firing in a simulated program: its probe, its own time
@@ -40,8 +42,8 @@ func simulate(rng *rand.Rand, goroutines [][]*simCall, entries []string, every i
 		isEntry[e] = true
 	}
 	rows := map[string]*Row{}
-	p := &Profile{SampleTypes: []ValueType{{SampleCount, "count"}, {SampleInclusive, "nanoseconds"}, {SampleInherent, "nanoseconds"}},
-		DefaultSampleType: SampleInherent}
+	p := &Profile{SampleTypes: []ValueType{{schema.SampleCount, "count"}, {schema.SampleInclusive, "nanoseconds"}, {schema.SampleInherent, "nanoseconds"}},
+		DefaultSampleType: schema.SampleInherent}
 	traced := map[string][]string{"source": {"trace"}}
 	var fire func(c *simCall, path []string, inTrace, entryOpen bool)
 	fire = func(c *simCall, path []string, inTrace, entryOpen bool) {
@@ -274,8 +276,8 @@ func TestCoverageWithoutPaths(t *testing.T) {
 // estimate, and the page says which.
 func TestCoveragePartialEntries(t *testing.T) {
 	m := &Model{Name: "m.csv", Roots: []string{"app.serve", "app.tick", "app.poll"}, Wall: time.Second,
-		Rows: []Row{{Probe: "app.serve", Count: 10, Total: 500_000_000, Label: LabelSampled},
-			{Probe: "app.tick", Count: 1_000_000, Label: LabelUntimed}, {Probe: "app.poll", Count: 3, Total: 3_000, Label: LabelTraced}}}
+		Rows: []Row{{Probe: "app.serve", Count: 10, Total: 500_000_000, Label: schema.LabelSampled},
+			{Probe: "app.tick", Count: 1_000_000, Label: schema.LabelUntimed}, {Probe: "app.poll", Count: 3, Total: 3_000, Label: schema.LabelTraced}}}
 	page := render(t, m)
 	for _, want := range []string{
 		`<p class="note" id="partial-roots">The figure is a lower bound. No times of their own: their calls are too short to time (untimed): <code>app.tick</code>.</p>`,
@@ -301,7 +303,7 @@ func TestCoverageShareNearAnEnd(t *testing.T) {
 	traced := map[string][]string{"source": {"trace"}}
 	m := &Model{Name: "m.csv", Roots: []string{"app.a", "app.b"},
 		Rows: []Row{{Probe: "app.a", Count: 996, Total: 996_000}, {Probe: "app.b", Count: 1000, Total: 500_000}},
-		Profile: &Profile{SampleTypes: []ValueType{{SampleCount, "count"}, {SampleInclusive, "nanoseconds"}, {SampleInherent, "nanoseconds"}},
+		Profile: &Profile{SampleTypes: []ValueType{{schema.SampleCount, "count"}, {schema.SampleInclusive, "nanoseconds"}, {schema.SampleInherent, "nanoseconds"}},
 			Samples: []Sample{{Stack: []string{"app.a"}, Values: []int64{1, 1000, 500}, Labels: traced},
 				{Stack: []string{"app.b", "app.a"}, Values: []int64{1, 500, 500}, Labels: traced}}}}
 	c := m.Coverage()

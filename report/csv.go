@@ -7,16 +7,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/meterio/meter/schema"
 )
-
-// ModelColumns are the columns of the performance model CSV, as DESIGN.md
-// fixes them.
-var ModelColumns = []string{"probe", "count", "total_ns", "avg_ns", "inherent_total_ns", "inherent_avg_ns", "min_ns", "max_ns", "label"}
-
-// StatsColumns are the first columns of the .stats sidecar. Later ones
-// are found by name: metered, and inherent_sd_ns, which sidecars of
-// earlier runtimes have.
-var StatsColumns = []string{"probe", "inclusive_sd_ns"}
 
 // ReadModel reads a performance model CSV. name is the file's name in
 // errors. Columns after the fixed ones, which a newer runtime may add, are
@@ -24,12 +17,12 @@ var StatsColumns = []string{"probe", "inclusive_sd_ns"}
 // error.
 func ReadModel(r io.Reader, name string) ([]Row, error) {
 	var rows []Row
-	err := readCSV(r, name, ModelColumns, nil, func(rec []string, line int) error {
+	err := readCSV(r, name, schema.ModelColumns(), nil, func(rec []string, line int) error {
 		row := Row{Probe: rec[0], Label: rec[8]}
 		for i, dst := range []*int64{&row.Count, &row.Total, &row.Avg, &row.InherentTotal, &row.InherentAvg, &row.Min, &row.Max} {
 			n, err := strconv.ParseInt(rec[i+1], 10, 64)
 			if err != nil || n < 0 {
-				return fileErr(name, line, "%s %q is not a whole number of at least 0", ModelColumns[i+1], rec[i+1])
+				return fileErr(name, line, "%s %q is not a whole number of at least 0", schema.ModelColumns()[i+1], rec[i+1])
 			}
 			*dst = n
 		}
@@ -39,31 +32,34 @@ func ReadModel(r io.Reader, name string) ([]Row, error) {
 	return rows, err
 }
 
-// ReadStats reads a .stats sidecar: the standard deviation of each
+// readStats reads a .stats sidecar: the standard deviation of each
 // probe's inclusive times and, in optional columns after it, that of its
-// inherent times (inherent_sd_ns) and how many firings they come from
-// (metered).
-func ReadStats(r io.Reader, name string) (map[string]Spread, error) {
+// inherent times (inherent_sd_ns), how many firings they come from
+// (metered), and, for an untimed or disabled row, the probes whose own
+// time holds its time (time_in, separated by spaces).
+func readStats(r io.Reader, name string) (map[string]Spread, error) {
 	spreads := map[string]Spread{}
-	metered, inherent := -1, -1 // the optional columns, when there are
+	metered, inherent, timeIn := -1, -1, -1 // the optional columns, when there are
 	header := func(h []string) {
 		for i, c := range h {
 			switch {
-			case i < len(StatsColumns):
-			case c == "metered":
+			case i < len(schema.StatsColumns()):
+			case c == schema.StatsMetered:
 				metered = i
-			case c == "inherent_sd_ns":
+			case c == schema.StatsInherentSD:
 				inherent = i
+			case c == schema.StatsTimeIn:
+				timeIn = i
 			}
 		}
 	}
-	err := readCSV(r, name, StatsColumns, header, func(rec []string, line int) error {
+	err := readCSV(r, name, schema.StatsColumns(), header, func(rec []string, line int) error {
 		var s Spread
 		for _, c := range []struct {
 			i    int
 			name string
 			dst  *float64
-		}{{1, "inclusive_sd_ns", &s.Inclusive}, {inherent, "inherent_sd_ns", &s.Inherent}} {
+		}{{1, schema.StatsInclusiveSD, &s.Inclusive}, {inherent, schema.StatsInherentSD, &s.Inherent}} {
 			if c.i < 0 {
 				continue
 			}
@@ -85,6 +81,9 @@ func ReadStats(r io.Reader, name string) (map[string]Spread, error) {
 				return fileErr(name, line, "metered %q is not a whole number of at least 0", rec[metered])
 			}
 			s.Metered = n
+		}
+		if timeIn >= 0 && timeIn < len(rec) && rec[timeIn] != "" {
+			s.TimeIn = strings.Fields(rec[timeIn])
 		}
 		spreads[rec[0]] = s
 		return nil

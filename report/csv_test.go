@@ -57,20 +57,21 @@ func TestReadModelErrors(t *testing.T) {
 
 func TestReadStats(t *testing.T) {
 	in := "probe,inclusive_sd_ns,inherent_sd_ns\na.f,12.5,3\na.g,0,0\n"
-	s, err := ReadStats(strings.NewReader(in), "m.csv.stats")
+	s, err := readStats(strings.NewReader(in), "m.csv.stats")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := map[string]Spread{"a.f": {Inclusive: 12.5, Inherent: 3}, "a.g": {}}; !reflect.DeepEqual(s, want) {
 		t.Fatalf("got %v, want %v", s, want)
 	}
-	s, err = ReadStats(strings.NewReader("probe,inclusive_sd_ns,inherent_sd_ns,metered\na.f,1,2,30\n"), "m.csv.stats")
+	s, err = readStats(strings.NewReader("probe,inclusive_sd_ns,inherent_sd_ns,metered\na.f,1,2,30\n"), "m.csv.stats")
 	if want := map[string]Spread{"a.f": {Inclusive: 1, Inherent: 2, Metered: 30}}; err != nil || !reflect.DeepEqual(s, want) {
 		t.Fatalf("with metered: %v %v", s, err)
 	}
-	// The sidecar the runtime writes now: no inherent_sd_ns.
-	s, err = ReadStats(strings.NewReader("probe,inclusive_sd_ns,metered\na.f,1,30\n"), "m.csv.stats")
-	if want := map[string]Spread{"a.f": {Inclusive: 1, Metered: 30}}; err != nil || !reflect.DeepEqual(s, want) {
+	// The sidecar the runtime writes now: no inherent_sd_ns, and where an
+	// untimed row's time is.
+	s, err = readStats(strings.NewReader("probe,inclusive_sd_ns,metered,time_in\na.f,1,30,\na.g,0,1000,a.f a.h\n"), "m.csv.stats")
+	if want := map[string]Spread{"a.f": {Inclusive: 1, Metered: 30}, "a.g": {Metered: 1000, TimeIn: []string{"a.f", "a.h"}}}; err != nil || !reflect.DeepEqual(s, want) {
 		t.Fatalf("without inherent_sd_ns: %v %v", s, err)
 	}
 	for _, tc := range []struct{ in, want string }{
@@ -80,7 +81,7 @@ func TestReadStats(t *testing.T) {
 		{"probe,inclusive_sd_ns,inherent_sd_ns\na.f,1,NaN\n", `m.csv.stats:2: inherent_sd_ns "NaN" is not a number of at least 0`},
 		{"probe,inclusive_sd_ns,inherent_sd_ns\na.f,-1,0\n", `m.csv.stats:2: inclusive_sd_ns "-1"`},
 	} {
-		if _, err := ReadStats(strings.NewReader(tc.in), "m.csv.stats"); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+		if _, err := readStats(strings.NewReader(tc.in), "m.csv.stats"); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.in, err, tc.want)
 		}
 	}

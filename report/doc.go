@@ -47,10 +47,11 @@
 //
 // # Readers
 //
-// ReadModel, ReadMeta, ReadStats and ReadProfile each read one file and
-// report errors as "file:line: message" (FileError). ReadProfile decodes
-// profile.proto, gzip-compressed or not, with the standard library only.
-// Load reads a model and every sidecar beside it; LoadRuns reads one side
+// ReadModel and ReadProfile each read one file, and report errors as
+// "file:line: message" (FileError), as the sidecars' readers do.
+// ReadProfile decodes profile.proto, gzip-compressed or not, with the
+// standard library only. Load reads a model and every sidecar beside it
+// (package schema names their columns and keys); LoadRuns reads one side
 // of a comparison: a model, or a directory of models, one per run.
 //
 // # Compare

@@ -2,28 +2,20 @@ package report
 
 import (
 	"sort"
+
+	"github.com/meterio/meter/schema"
 )
 
-// Sample types and labels of the runtime's pprof export.
-const (
-	SampleCount     = "count"
-	SampleInclusive = "inclusive"
-	SampleInherent  = "inherent"
-
-	SourceLabel = "source" // "trace": a traced call path; "model": the rest of a probe's row
-	SourceTrace = "trace"
-)
-
-// FlameNode is one frame of a flame graph: the call path from a root down
+// flameNode is one frame of a flame graph: the call path from a root down
 // to Name. Own figures are those of the samples whose stack is exactly
 // this path; Value sums the width's sample type over the whole subtree.
-type FlameNode struct {
+type flameNode struct {
 	Name                                string
 	OwnCount, OwnInclusive, OwnInherent int64
 	Value                               int64
-	Children                            []*FlameNode
+	Children                            []*flameNode
 
-	index map[string]*FlameNode // children by name, while building
+	index map[string]*flameNode // children by name, while building
 }
 
 // Flame builds the flame graph of the profile's call paths, under one
@@ -34,24 +26,24 @@ type FlameNode struct {
 // time: its own inherent time and that of everything metered beneath
 // it), else the profile's default sample type. typ is the sample type
 // used; a root with no children means there are no call paths.
-func (p *Profile) Flame() (root *FlameNode, typ string) {
-	wi := p.Index(SampleInherent)
+func (p *Profile) flame() (root *flameNode, typ string) {
+	wi := p.Index(schema.SampleInherent)
 	if wi < 0 {
 		wi = p.Index(p.DefaultSampleType)
 	}
 	if wi < 0 {
 		wi = len(p.SampleTypes) - 1
 	}
-	root = &FlameNode{Name: "all"}
+	root = &flameNode{Name: "all"}
 	if wi < 0 {
 		return root, ""
 	}
 	typ = p.SampleTypes[wi].Type
 	labelled, traced := false, false
 	for i := range p.Samples {
-		if src, ok := p.Samples[i].Labels[SourceLabel]; ok {
+		if src, ok := p.Samples[i].Labels[schema.SourceLabel]; ok {
 			labelled = true
-			if len(src) > 0 && src[0] == SourceTrace {
+			if len(src) > 0 && src[0] == schema.SourceTrace {
 				traced = true
 				break
 			}
@@ -60,7 +52,7 @@ func (p *Profile) Flame() (root *FlameNode, typ string) {
 	if labelled && !traced {
 		return root, typ
 	}
-	ci, ii, hi := p.Index(SampleCount), p.Index(SampleInclusive), p.Index(SampleInherent)
+	ci, ii, hi := p.Index(schema.SampleCount), p.Index(schema.SampleInclusive), p.Index(schema.SampleInherent)
 	value := func(s *Sample, i int) int64 {
 		if i < 0 {
 			return 0
@@ -70,7 +62,7 @@ func (p *Profile) Flame() (root *FlameNode, typ string) {
 	for i := range p.Samples {
 		s := &p.Samples[i]
 		if labelled {
-			if src := s.Labels[SourceLabel]; len(src) == 0 || src[0] != SourceTrace {
+			if src := s.Labels[schema.SourceLabel]; len(src) == 0 || src[0] != schema.SourceTrace {
 				continue
 			}
 		}
@@ -89,21 +81,21 @@ func (p *Profile) Flame() (root *FlameNode, typ string) {
 	return root, typ
 }
 
-func (n *FlameNode) child(name string) *FlameNode {
+func (n *flameNode) child(name string) *flameNode {
 	if c, ok := n.index[name]; ok {
 		return c
 	}
 	if n.index == nil {
-		n.index = map[string]*FlameNode{}
+		n.index = map[string]*flameNode{}
 	}
-	c := &FlameNode{Name: name}
+	c := &flameNode{Name: name}
 	n.index[name] = c
 	n.Children = append(n.Children, c)
 	return c
 }
 
 // sort puts the widest frames first, so the eye finds them on the left.
-func (n *FlameNode) sort() {
+func (n *flameNode) sort() {
 	n.index = nil
 	sort.Slice(n.Children, func(i, j int) bool {
 		a, b := n.Children[i], n.Children[j]

@@ -55,7 +55,7 @@ func sig3(x float64) string {
 }
 
 // Count prints n with thousands separated by commas: 1,234,567.
-func Count(n int64) string {
+func formatCount(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	start := 0
 	if n < 0 {

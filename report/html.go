@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/meterio/meter/schema"
 )
 
 //go:embed page.css
@@ -42,19 +44,19 @@ var columns = []column{
 // metaMeaning explains the .meta keys the runtime writes; other keys are
 // shown as they are.
 var metaMeaning = map[string]string{
-	"taken":                       "when the model was taken",
-	"started":                     "when the process started",
-	"cpu_ns":                      "CPU time the process had used by then, user and system, in ns",
-	"clock":                       "the tick source: tsc (the CPU's invariant time-stamp counter) or mono (the monotonic clock)",
-	"extensions":                  "the chain, in the order it asks, with each extension's settings",
-	"probes":                      "probes registered in the program; the model lists those metered or labelled",
-	"traces":                      "traces that ended",
-	"truncated_traces":            "traces cut short: at METER_TRACE_MAX firings, or exported before their root ended",
-	"dropped_spans":               "spans of traces the export queue had no room for",
-	"unwound":                     "metered firings a panic or runtime.Goexit unwound before their end: not counted",
-	"clamped_durations":           "clock differences that came out negative and were counted as zero",
-	"reenabled":                   "times a spot check gave a disabled probe back its balance",
-	"roots":                       "entry probes: the units of work (handlers, goroutine functions)",
+	schema.MetaTaken:              "when the model was taken",
+	schema.MetaStarted:            "when the process started",
+	schema.MetaCPU:                "CPU time the process had used by then, user and system, in ns",
+	schema.MetaClock:              "the tick source: tsc (the CPU's invariant time-stamp counter) or mono (the monotonic clock)",
+	schema.MetaExtensions:         "the chain, in the order it asks, with each extension's settings",
+	schema.MetaProbes:             "probes registered in the program; the model lists those metered or labelled",
+	schema.MetaTraces:             "traces that ended",
+	schema.MetaTruncatedTraces:    "traces cut short: at METER_TRACE_MAX firings, or exported before their root ended",
+	schema.MetaDroppedSpans:       "spans of traces the export queue had no room for",
+	schema.MetaUnwound:            "metered firings a panic or runtime.Goexit unwound before their end: not counted",
+	schema.MetaClampedDurations:   "clock differences that came out negative and were counted as zero",
+	schema.MetaReenabled:          "times a spot check gave a disabled probe back its balance",
+	schema.MetaRoots:              "entry probes: the units of work (handlers, goroutine functions)",
 	"sampling_alloc_bytes":        "bytes the program allocated since the first probe was sampled: the clock of work the estimates are scaled by, where windows saw at least 1 MiB of it",
 	"sampling_window_alloc_bytes": "of those, allocated in sampling windows",
 	"interrupted":                 "sampled firings in windows whose own time held a pause (preemption, the garbage collector, the host): the pause was taken off",
@@ -89,7 +91,7 @@ func WriteHTML(w io.Writer, m *Model) error {
 func writeHeader(b *strings.Builder, m *Model) {
 	b.WriteString("<header>\n<h1>Performance model</h1>\n")
 	fmt.Fprintf(b, "<p class=\"sub\"><span class=\"mono\" id=\"source\">%s</span>", esc(m.Name))
-	if t, ok := m.MetaValue(MetaTaken); ok {
+	if t, ok := m.MetaValue(schema.MetaTaken); ok {
 		fmt.Fprintf(b, " · taken %s", esc(t))
 	}
 	b.WriteString("</p>\n")
@@ -118,7 +120,7 @@ func writeHeader(b *strings.Builder, m *Model) {
 // sortedKeys orders the labels as the legend does, unknown ones after
 // the known ones, and no label last.
 func sortedKeys(m map[string]int) []string {
-	rank := map[string]int{LabelHotspot: 0, LabelSampled: 1, LabelTraced: 2, LabelUntimed: 3, LabelDisabled: 4, LabelBudget: 5, "": 7}
+	rank := map[string]int{schema.LabelHotspot: 0, schema.LabelSampled: 1, schema.LabelTraced: 2, schema.LabelUntimed: 3, schema.LabelDisabled: 4, schema.LabelBudget: 5, "": 7}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -279,21 +281,21 @@ func writeEntries(b *strings.Builder, c Coverage) {
 
 	// Entries that count, whose figures are partial or estimates.
 	bound := map[string]string{
-		LabelDisabled: "only the calls before hotspot switched them off",
-		LabelBudget:   "only the calls before budget stopped metering them",
-		LabelUntimed:  "no times of their own: their calls are too short to time",
+		schema.LabelDisabled: "only the calls before hotspot switched them off",
+		schema.LabelBudget:   "only the calls before budget stopped metering them",
+		schema.LabelUntimed:  "no times of their own: their calls are too short to time",
 	}
 	estimate := map[string]string{
-		LabelSampled: "times estimated from a sample of their calls",
-		LabelTraced:  "times from traced calls only",
+		schema.LabelSampled: "times estimated from a sample of their calls",
+		schema.LabelTraced:  "times from traced calls only",
 	}
 	for _, group := range []struct {
 		id, lead string
 		why      map[string]string
 		labels   []string
 	}{
-		{"partial-roots", "The figure is a lower bound.", bound, []string{LabelDisabled, LabelBudget, LabelUntimed}},
-		{"estimated-roots", "The figure holds estimates.", estimate, []string{LabelSampled, LabelTraced}},
+		{"partial-roots", "The figure is a lower bound.", bound, []string{schema.LabelDisabled, schema.LabelBudget, schema.LabelUntimed}},
+		{"estimated-roots", "The figure holds estimates.", estimate, []string{schema.LabelSampled, schema.LabelTraced}},
 	} {
 		var text []string
 		for _, l := range group.labels {
@@ -390,7 +392,7 @@ func writeTable(b *strings.Builder, m *Model) {
 }
 
 func writeRow(b *strings.Builder, m *Model, r Row, scale int64) {
-	partial := r.Label == LabelDisabled || r.Label == LabelBudget
+	partial := r.Label == schema.LabelDisabled || r.Label == schema.LabelBudget
 	if partial {
 		fmt.Fprintf(b, "<tr class=\"partial\" data-label=\"%s\">", esc(r.Label))
 	} else {
@@ -401,9 +403,9 @@ func writeRow(b *strings.Builder, m *Model, r Row, scale int64) {
 		name = "<span class=\"pkg\">" + breakable(r.Probe[:i+1], "/") + "</span>" + breakable(r.Probe[i+1:], ".)")
 	}
 	fmt.Fprintf(b, "<td class=\"probe\" data-v=\"%s\">%s</td>", esc(r.Probe), name)
-	est := r.Label == LabelSampled
+	est := r.Label == schema.LabelSampled
 	spread, hasSpread := m.Spreads[r.Probe]
-	fmt.Fprintf(b, "<td class=\"n\" data-v=\"%d\">%s</td>", r.Count, Count(r.Count))
+	fmt.Fprintf(b, "<td class=\"n\" data-v=\"%d\">%s</td>", r.Count, formatCount(r.Count))
 	for i, v := range []int64{r.Total, r.Avg, r.InherentTotal, r.InherentAvg, r.Min, r.Max} {
 		title := strconv.FormatInt(v, 10) + " ns"
 		if hasSpread && (i == 1 || i == 3) {
@@ -418,12 +420,12 @@ func writeRow(b *strings.Builder, m *Model, r Row, scale int64) {
 			cls += " est"
 			title += ", an estimate"
 			if hasSpread && spread.Metered > 0 {
-				title += fmt.Sprintf(" from %s timed calls", Count(spread.Metered))
+				title += fmt.Sprintf(" from %s timed calls", formatCount(spread.Metered))
 			}
 		}
 		text := Duration(float64(v), " ")
 		switch {
-		case r.Label == LabelUntimed:
+		case r.Label == schema.LabelUntimed:
 			cls, text, title = "n", "–", "untimed: counted, too short to time; its time is in its callers' inherent time"
 		case r.Count == 0:
 			cls, text, title = "n", "–", "no call"
@@ -444,7 +446,33 @@ func writeRow(b *strings.Builder, m *Model, r Row, scale int64) {
 			fmt.Fprintf(b, "<span class=\"why\">%s</span>", why)
 		}
 	}
+	if in := untimedIn(m, r.Probe); len(in) > 0 {
+		fmt.Fprintf(b, "<span class=\"why includes\">own time includes untimed %s</span>", esc(strings.Join(in, ", ")))
+	}
 	b.WriteString("</td></tr>\n")
+}
+
+// untimedIn returns the untimed probes whose calls' time is in probe's own
+// time, by their short names, as the .stats sidecar says.
+func untimedIn(m *Model, probe string) []string {
+	var in []string
+	for _, r := range m.Rows {
+		if r.Label != schema.LabelUntimed {
+			continue
+		}
+		for _, p := range m.Spreads[r.Probe].TimeIn {
+			if p == probe {
+				name := r.Probe
+				if i := strings.LastIndexByte(name, '/'); i >= 0 {
+					name = name[i+1:]
+				}
+				in = append(in, name)
+				break
+			}
+		}
+	}
+	sort.Strings(in)
+	return in
 }
 
 // breakable escapes part of a probe name and lets it wrap after the
@@ -468,15 +496,15 @@ func breakable(s, after string) string {
 // read as the whole story.
 func labelWhy(label string) string {
 	switch label {
-	case LabelDisabled:
+	case schema.LabelDisabled:
 		return "figures until switched off"
-	case LabelBudget:
+	case schema.LabelBudget:
 		return "figures until budget stopped it"
-	case LabelSampled:
+	case schema.LabelSampled:
 		return "times estimated; count exact"
-	case LabelUntimed:
+	case schema.LabelUntimed:
 		return "count only; no times of its own"
-	case LabelTraced:
+	case schema.LabelTraced:
 		return "times from traces; count exact"
 	}
 	return ""
@@ -485,7 +513,7 @@ func labelWhy(label string) string {
 // thresholds reads hotspot's thresholds from the chain's settings, as
 // "10 µs" and "2 µs"; "" when the chain does not say.
 func thresholds(m *Model) (incl, inh string) {
-	v, ok := m.MetaValue(MetaExtensions)
+	v, ok := m.MetaValue(schema.MetaExtensions)
 	if !ok {
 		return "", ""
 	}
@@ -538,8 +566,8 @@ func writeLegend(b *strings.Builder, m *Model) {
 		{"<span class=\"label label-budget\">budget</span>", "it can never afford its own measurement (its typical time, at the budget's " +
 			"percentage, buys less than one unit), so budget stopped metering it; its count and times cover its calls up to then"},
 	}
-	known := map[string]bool{"": true, LabelHotspot: true, LabelDisabled: true, LabelBudget: true, LabelSampled: true,
-		LabelUntimed: true, LabelTraced: true}
+	known := map[string]bool{"": true, schema.LabelHotspot: true, schema.LabelDisabled: true, schema.LabelBudget: true, schema.LabelSampled: true,
+		schema.LabelUntimed: true, schema.LabelTraced: true}
 	for _, r := range m.Rows {
 		if !known[r.Label] {
 			known[r.Label] = true
@@ -572,7 +600,7 @@ func writeFlame(b *strings.Builder, m *Model) error {
 			"or name a profile with <code>meter report -pprof</code>.</p>\n</section>\n")
 		return nil
 	}
-	root, typ := m.Profile.Flame()
+	root, typ := m.Profile.flame()
 	if len(root.Children) == 0 {
 		b.WriteString("<p id=\"flame-none\">The profile holds no traced call paths: tracing was off, or no trace had ended. " +
 			"Turn it on with <code>METER_TRACEPOINT_ENABLED=true</code> or <code>METER_FLOWCHECK_ENABLED=true</code>.</p>\n</section>\n")
@@ -584,8 +612,8 @@ func writeFlame(b *strings.Builder, m *Model) error {
 	}
 	fj := flameJSON{Type: typ, Unit: unit}
 	ids := map[string]int{}
-	var enc func(n *FlameNode) []any
-	enc = func(n *FlameNode) []any {
+	var enc func(n *flameNode) []any
+	enc = func(n *flameNode) []any {
 		id, ok := ids[n.Name]
 		if !ok {
 			id = len(fj.Names)
@@ -604,7 +632,7 @@ func writeFlame(b *strings.Builder, m *Model) error {
 		return err
 	}
 	width := "inherent time summed over everything beneath it, which is the inclusive time of the firings on that path"
-	if typ != SampleInherent {
+	if typ != schema.SampleInherent {
 		width = "the profile's " + esc(typ) + " summed over everything beneath it"
 	}
 	fmt.Fprintf(b, "<p class=\"note\">Each box is a call path from the root of a trace (top) down. Its width is %s, "+
@@ -625,15 +653,15 @@ func writeMeta(b *strings.Builder, m *Model) {
 	for _, f := range m.Meta {
 		fmt.Fprintf(b, "<tr data-key=\"%s\"><td>%s</td><td>", esc(f.Key), esc(f.Key))
 		switch {
-		case f.Key == MetaExtensions && f.Value != "":
+		case f.Key == schema.MetaExtensions && f.Value != "":
 			b.WriteString("<ul>")
 			for _, e := range ParseExtensions(f.Value) {
 				fmt.Fprintf(b, "<li><b>%s</b> <span class=\"mono\">%s</span></li>", esc(e.Name), esc(e.Settings))
 			}
 			b.WriteString("</ul>")
-		case f.Key == MetaExtensions:
+		case f.Key == schema.MetaExtensions:
 			b.WriteString("none")
-		case f.Key == MetaRoots:
+		case f.Key == schema.MetaRoots:
 			b.WriteString("<ul>")
 			for _, r := range strings.Fields(f.Value) {
 				fmt.Fprintf(b, "<li class=\"mono\">%s</li>", esc(r))

@@ -33,7 +33,8 @@ func pageModel(t *testing.T) *Model {
 			{Key: "probes", Value: "17"},
 			{Key: "from_the_future", Value: "<b>42</b>"},
 		},
-		Spreads: map[string]Spread{"example.com/app.handle": {Inclusive: 2_000_000, Inherent: 500_000}, "example.com/app.sampled": {Metered: 3}},
+		Spreads: map[string]Spread{"example.com/app.handle": {Inclusive: 2_000_000, Inherent: 500_000}, "example.com/app.sampled": {Metered: 3},
+			"example.com/app.quick": {TimeIn: []string{"example.com/app.handle"}}},
 		Roots:   []string{"a.main"},
 		Wall:    2 * time.Second,
 		CPU:     time.Second,
@@ -175,6 +176,7 @@ func TestPageLegendAndLabels(t *testing.T) {
 		`<td class="n" data-v="12500000" title="12500000 ns, standard deviation 2.00 ms">12.5 ms</td>`,
 		`<span class="incl" style="width:50.00%"></span><span class="inh" style="width:30.00%"></span>`,
 		`<span class="label label-hotspot">hotspot</span>`,
+		`<span class="why includes">own time includes untimed app.quick</span>`, // its untimed callee, from the .stats sidecar
 	} {
 		if !strings.Contains(r, want) {
 			t.Errorf("handle's row lacks %q:\n%s", want, r)
@@ -356,7 +358,7 @@ func TestDuration(t *testing.T) {
 		}
 	}
 	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234"} {
-		if got := Count(n); got != want {
+		if got := formatCount(n); got != want {
 			t.Errorf("Count(%d) = %q, want %q", n, got, want)
 		}
 	}

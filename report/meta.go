@@ -6,21 +6,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/meterio/meter/schema"
 )
 
-// Keys of the .meta file that the page reads beyond showing them.
-const (
-	MetaTaken      = "taken"      // RFC 3339 time the model was taken
-	MetaExtensions = "extensions" // the chain: name(settings) for each extension, in order
-	MetaStarted    = "started"    // RFC 3339 time the process started
-	MetaCPU        = "cpu_ns"     // the process's CPU time, user and system, in ns, when the model was taken
-	MetaRoots      = "roots"      // entry probes (units of work), separated by spaces
-)
-
-// ReadMeta reads a .meta file: one "key: value" per line. Blank lines
+// readMeta reads a .meta file: one "key: value" per line. Blank lines
 // and lines starting with # are skipped; any other line without a colon
 // is an error. Keys are kept in file order, unknown ones included.
-func ReadMeta(r io.Reader, name string) ([]Field, error) {
+func readMeta(r io.Reader, name string) ([]Field, error) {
 	var fields []Field
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20) // roots may make a long line
@@ -49,18 +42,18 @@ func (m *Model) applyMeta(name string) error {
 	for _, f := range m.Meta {
 		var err error
 		switch f.Key {
-		case MetaTaken:
+		case schema.MetaTaken:
 			taken, err = time.Parse(time.RFC3339Nano, f.Value)
-		case MetaStarted:
+		case schema.MetaStarted:
 			started, err = time.Parse(time.RFC3339Nano, f.Value)
-		case MetaCPU:
+		case schema.MetaCPU:
 			var n int64
 			if n, err = strconv.ParseInt(f.Value, 10, 64); err == nil && n >= 0 {
 				m.CPU = time.Duration(n)
 			} else {
 				return fileErr(name, f.Line, "%s %q is not a whole number of ns", f.Key, f.Value)
 			}
-		case MetaRoots:
+		case schema.MetaRoots:
 			m.Roots = strings.Fields(f.Value)
 		}
 		if err != nil {

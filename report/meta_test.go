@@ -9,7 +9,7 @@ import (
 
 func TestReadMeta(t *testing.T) {
 	in := "taken: 2026-11-23T10:00:02Z\n\n# a comment\nclock: tsc\nextensions: \nnext_year_key: some value: with a colon\n"
-	f, err := ReadMeta(strings.NewReader(in), "m.csv.meta")
+	f, err := readMeta(strings.NewReader(in), "m.csv.meta")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestReadMeta(t *testing.T) {
 		t.Fatalf("got %+v\nwant %+v", f, want)
 	}
 	for _, bad := range []string{"clock tsc\n", ": value\n", "two words: x\n"} {
-		if _, err := ReadMeta(strings.NewReader("taken: x\n"+bad), "m.csv.meta"); err == nil ||
+		if _, err := readMeta(strings.NewReader("taken: x\n"+bad), "m.csv.meta"); err == nil ||
 			!strings.HasPrefix(err.Error(), "m.csv.meta:2: ") || !strings.Contains(err.Error(), "want key: value") {
 			t.Errorf("%q: error %v", bad, err)
 		}

@@ -8,23 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-)
 
-// Labels the runtime writes in the model's label column. A row with no
-// label is metered at every call.
-const (
-	LabelHotspot  = "hotspot"  // mean inclusive and inherent times at or above hotspot's thresholds
-	LabelSampled  = "sampled"  // times estimated from a sample of its calls; count exact
-	LabelUntimed  = "untimed"  // counted exactly, too short to time: no times of its own
-	LabelTraced   = "traced"   // times from traced calls only (tracepoint on); count exact
-	LabelDisabled = "disabled" // hotspot switched it off: count and times up to then
-	LabelBudget   = "budget"   // budget stopped metering it: it can never afford its own measurement
-)
-
-// Sidecar suffixes: files the runtime writes next to the model CSV.
-const (
-	MetaSuffix  = ".meta"  // what produced the model, one "key: value" a line
-	StatsSuffix = ".stats" // spreads of each probe's firings, for compare
+	"github.com/meterio/meter/schema"
 )
 
 // Row is one probe of the performance model, as the CSV holds it. Times
@@ -38,7 +23,7 @@ type Row struct {
 	InherentAvg   int64
 	Min           int64
 	Max           int64
-	Label         string // "", or one of the Label constants, or a label from a newer runtime
+	Label         string // "", one of schema's Label constants, or a label from a newer runtime
 }
 
 // Field is one "key: value" line of the .meta file, in file order.
@@ -52,7 +37,8 @@ type Field struct {
 // says (a sampled probe's count is an estimate of all its firings).
 type Spread struct {
 	Inclusive, Inherent float64
-	Metered             int64 // 0: not given; the count is the number metered
+	Metered             int64    // 0: not given; the count is the number metered
+	TimeIn              []string // an untimed or disabled row: the probes whose own time holds its time
 }
 
 // Model is what a page shows and what compare reads: the rows of one
@@ -105,9 +91,10 @@ func fileErr(file string, line int, format string, args ...any) error {
 	return &FileError{File: file, Line: line, Err: fmt.Errorf(format, args...)}
 }
 
-// ProfilePath returns where the runtime's pprof export of a model usually
-// is: next to the CSV, with the extension .pprof (model.csv → model.pprof).
-func ProfilePath(csvPath string) string {
+// defaultProfilePath returns where the runtime's pprof export of a model
+// usually is: next to the CSV, with the extension .pprof (model.csv →
+// model.pprof).
+func defaultProfilePath(csvPath string) string {
 	return strings.TrimSuffix(csvPath, filepath.Ext(csvPath)) + ".pprof"
 }
 
@@ -126,22 +113,22 @@ func LoadModel(path string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f, err := openSidecar(path + MetaSuffix); err != nil {
+	if f, err := openSidecar(path + schema.MetaSuffix); err != nil {
 		return nil, err
 	} else if f != nil {
-		m.Meta, err = ReadMeta(f, path+MetaSuffix)
+		m.Meta, err = readMeta(f, path+schema.MetaSuffix)
 		f.Close()
 		if err != nil {
 			return nil, err
 		}
-		if err := m.applyMeta(path + MetaSuffix); err != nil {
+		if err := m.applyMeta(path + schema.MetaSuffix); err != nil {
 			return nil, err
 		}
 	}
-	if f, err := openSidecar(path + StatsSuffix); err != nil {
+	if f, err := openSidecar(path + schema.StatsSuffix); err != nil {
 		return nil, err
 	} else if f != nil {
-		m.Spreads, err = ReadStats(f, path+StatsSuffix)
+		m.Spreads, err = readStats(f, path+schema.StatsSuffix)
 		f.Close()
 		if err != nil {
 			return nil, err
@@ -151,7 +138,7 @@ func LoadModel(path string) (*Model, error) {
 }
 
 // Load is LoadModel and the pprof profile. profilePath names the
-// profile; when it is empty, ProfilePath(path) is read if it exists. A
+// profile; when it is empty, the profile beside the model (model.csv → model.pprof) is read if it exists. A
 // profile named explicitly must be there.
 func Load(path, profilePath string) (*Model, error) {
 	m, err := LoadModel(path)
@@ -160,7 +147,7 @@ func Load(path, profilePath string) (*Model, error) {
 	}
 	explicit := profilePath != ""
 	if !explicit {
-		profilePath = ProfilePath(path)
+		profilePath = defaultProfilePath(path)
 	}
 	pf, err := os.Open(profilePath)
 	switch {
@@ -199,4 +186,4 @@ func pathErr(path string, err error) error {
 
 // Timed reports whether the row has times of its own: it is not untimed,
 // and some call of it was timed.
-func (r *Row) Timed() bool { return r.Label != LabelUntimed && r.Count > 0 }
+func (r *Row) Timed() bool { return r.Label != schema.LabelUntimed && r.Count > 0 }

@@ -9,6 +9,8 @@ import (
 	"io"
 	"math"
 	"strconv"
+
+	"github.com/meterio/meter/schema"
 )
 
 // Profile is the part of a pprof profile (profile.proto) the page draws:
@@ -70,45 +72,6 @@ func ReadProfile(r io.Reader) (*Profile, error) {
 	return decodeProfile(data)
 }
 
-// Field numbers of profile.proto.
-const (
-	profSampleType        = 1
-	profSample            = 2
-	profLocation          = 4
-	profFunction          = 5
-	profStringTable       = 6
-	profTimeNanos         = 9
-	profComment           = 13
-	profDefaultSampleType = 14
-
-	valueTypeType = 1
-	valueTypeUnit = 2
-
-	sampleLocationID = 1
-	sampleValue      = 2
-	sampleLabel      = 3
-
-	labelKey = 1
-	labelStr = 2
-
-	locationID      = 1
-	locationAddress = 3
-	locationLine    = 4
-
-	lineFunctionID = 1
-
-	functionID   = 1
-	functionName = 2
-)
-
-// Wire types of the protobuf encoding.
-const (
-	wireVarint  = 0
-	wireFixed64 = 1
-	wireBytes   = 2
-	wireFixed32 = 5
-)
-
 // field is one decoded protobuf field: a number for varint and fixed
 // wire types, bytes for length-delimited ones.
 type field struct {
@@ -131,23 +94,23 @@ func fields(b []byte, fn func(f field) error) error {
 			return fmt.Errorf("bad field number %d", key>>3)
 		}
 		switch f.wire {
-		case wireVarint:
+		case schema.WireVarint:
 			f.n, k = binary.Uvarint(b)
 			if k <= 0 {
 				return fmt.Errorf("field %d: bad varint", f.num)
 			}
 			b = b[k:]
-		case wireFixed64:
+		case schema.WireFixed64:
 			if len(b) < 8 {
 				return fmt.Errorf("field %d: truncated", f.num)
 			}
 			f.n, b = binary.LittleEndian.Uint64(b), b[8:]
-		case wireFixed32:
+		case schema.WireFixed32:
 			if len(b) < 4 {
 				return fmt.Errorf("field %d: truncated", f.num)
 			}
 			f.n, b = uint64(binary.LittleEndian.Uint32(b)), b[4:]
-		case wireBytes:
+		case schema.WireBytes:
 			n, k := binary.Uvarint(b)
 			if k <= 0 || n > uint64(len(b)-k) {
 				return fmt.Errorf("field %d: truncated", f.num)
@@ -166,9 +129,9 @@ func fields(b []byte, fn func(f field) error) error {
 // numbers appends a repeated integer field, packed or not.
 func numbers(dst []uint64, f field) ([]uint64, error) {
 	switch f.wire {
-	case wireVarint:
+	case schema.WireVarint:
 		return append(dst, f.n), nil
-	case wireBytes:
+	case schema.WireBytes:
 		for b := f.b; len(b) > 0; {
 			n, k := binary.Uvarint(b)
 			if k <= 0 {
@@ -206,36 +169,36 @@ func decodeProfile(data []byte) (*Profile, error) {
 		p         = &Profile{}
 	)
 	err := fields(data, func(f field) error {
-		if f.wire != wireBytes && (f.num == profSampleType || f.num == profSample || f.num == profLocation ||
-			f.num == profFunction || f.num == profStringTable) {
+		if f.wire != schema.WireBytes && (f.num == schema.ProfileSampleType || f.num == schema.ProfileSample || f.num == schema.ProfileLocation ||
+			f.num == schema.ProfileFunction || f.num == schema.ProfileStringTable) {
 			return fmt.Errorf("field %d: wire type %d for a message", f.num, f.wire)
 		}
 		switch f.num {
-		case profSampleType:
+		case schema.ProfileSampleType:
 			var t [2]uint64
 			err := fields(f.b, func(g field) error {
-				if g.num == valueTypeType || g.num == valueTypeUnit {
+				if g.num == schema.ValueTypeType || g.num == schema.ValueTypeUnit {
 					t[g.num-1] = g.n
 				}
 				return nil
 			})
 			types = append(types, t)
 			return err
-		case profSample:
+		case schema.ProfileSample:
 			var s rawSample
 			err := fields(f.b, func(g field) (err error) {
 				switch g.num {
-				case sampleLocationID:
+				case schema.SampleLocationID:
 					s.locs, err = numbers(s.locs, g)
-				case sampleValue:
+				case schema.SampleValue:
 					s.values, err = numbers(s.values, g)
-				case sampleLabel:
+				case schema.SampleLabel:
 					var l [2]uint64
-					if g.wire != wireBytes {
+					if g.wire != schema.WireBytes {
 						return errors.New("sample label: not a message")
 					}
 					err = fields(g.b, func(h field) error {
-						if h.num == labelKey || h.num == labelStr {
+						if h.num == schema.LabelKey || h.num == schema.LabelStr {
 							l[h.num-1] = h.n
 						}
 						return nil
@@ -246,21 +209,21 @@ func decodeProfile(data []byte) (*Profile, error) {
 			})
 			samples = append(samples, s)
 			return err
-		case profLocation:
+		case schema.ProfileLocation:
 			var id uint64
 			var l rawLocation
 			err := fields(f.b, func(g field) error {
 				switch g.num {
-				case locationID:
+				case schema.LocationID:
 					id = g.n
-				case locationAddress:
+				case schema.LocationAddress:
 					l.address = g.n
-				case locationLine:
-					if g.wire != wireBytes {
+				case schema.LocationLine:
+					if g.wire != schema.WireBytes {
 						return errors.New("location line: not a message")
 					}
 					return fields(g.b, func(h field) error {
-						if h.num == lineFunctionID {
+						if h.num == schema.LineFunctionID {
 							l.funcs = append(l.funcs, h.n)
 						}
 						return nil
@@ -270,28 +233,28 @@ func decodeProfile(data []byte) (*Profile, error) {
 			})
 			locations[id] = l
 			return err
-		case profFunction:
+		case schema.ProfileFunction:
 			var id, name uint64
 			err := fields(f.b, func(g field) error {
 				switch g.num {
-				case functionID:
+				case schema.FunctionID:
 					id = g.n
-				case functionName:
+				case schema.FunctionName:
 					name = g.n
 				}
 				return nil
 			})
 			functions[id] = name
 			return err
-		case profStringTable:
+		case schema.ProfileStringTable:
 			strs = append(strs, string(f.b))
-		case profTimeNanos:
+		case schema.ProfileTimeNanos:
 			p.TimeNanos = int64(f.n)
-		case profComment:
+		case schema.ProfileComment:
 			var err error
 			comments, err = numbers(comments, f)
 			return err
-		case profDefaultSampleType:
+		case schema.ProfileDefaultSampleType:
 			defType = f.n
 		}
 		return nil

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/meterio/meter/schema"
 )
 
 // pb builds protobuf bytes by hand, field by field, so the decoder is
@@ -15,10 +17,10 @@ type pb []byte
 
 func (b pb) key(field, wire int) pb { return binary.AppendUvarint(b, uint64(field)<<3|uint64(wire)) }
 func (b pb) varint(field int, v uint64) pb {
-	return binary.AppendUvarint(b.key(field, wireVarint), v)
+	return binary.AppendUvarint(b.key(field, schema.WireVarint), v)
 }
 func (b pb) msg(field int, m []byte) pb {
-	return append(binary.AppendUvarint(b.key(field, wireBytes), uint64(len(m))), m...)
+	return append(binary.AppendUvarint(b.key(field, schema.WireBytes), uint64(len(m))), m...)
 }
 func (b pb) packed(field int, vs ...uint64) pb {
 	var m []byte
@@ -47,7 +49,7 @@ const (
 
 var testStrings = []string{"", "count", "inclusive", "nanoseconds", "inherent", "a.main", "a.work", "a.leaf", "a.inl", "source", "trace", "model", "made by hand"}
 
-func label(k, v uint64) []byte { return pb{}.varint(labelKey, k).varint(labelStr, v) }
+func label(k, v uint64) []byte { return pb{}.varint(schema.LabelKey, k).varint(schema.LabelStr, v) }
 
 // testProfile: main → work → leaf (with inl inlined into it) traced,
 // main → work traced, work alone from the model, and an unsymbolized
@@ -56,29 +58,29 @@ func label(k, v uint64) []byte { return pb{}.varint(labelKey, k).varint(labelStr
 func testProfile() []byte {
 	var p pb
 	for _, t := range [][2]uint64{{sCount, sCount}, {sInclusive, sNanos}, {sInherent, sNanos}} {
-		p = p.msg(profSampleType, pb{}.varint(valueTypeType, t[0]).varint(valueTypeUnit, t[1]))
+		p = p.msg(schema.ProfileSampleType, pb{}.varint(schema.ValueTypeType, t[0]).varint(schema.ValueTypeUnit, t[1]))
 	}
-	p = p.msg(profSample, pb{}.packed(sampleLocationID, 3, 2, 1).packed(sampleValue, 2, 300, 100).msg(sampleLabel, label(sSource, sTrace)))
-	p = p.msg(profSample, pb{}.varint(sampleLocationID, 2).varint(sampleLocationID, 1).
-		varint(sampleValue, 1).varint(sampleValue, 500).varint(sampleValue, 200).msg(sampleLabel, label(sSource, sTrace)))
-	p = p.msg(profSample, pb{}.packed(sampleLocationID, 2).packed(sampleValue, 5, 50, 50).msg(sampleLabel, label(sSource, sModel)))
-	p = p.msg(profSample, pb{}.packed(sampleLocationID, 4).packed(sampleValue, 1, 1, 1).msg(sampleLabel, label(sSource, sTrace)))
+	p = p.msg(schema.ProfileSample, pb{}.packed(schema.SampleLocationID, 3, 2, 1).packed(schema.SampleValue, 2, 300, 100).msg(schema.SampleLabel, label(sSource, sTrace)))
+	p = p.msg(schema.ProfileSample, pb{}.varint(schema.SampleLocationID, 2).varint(schema.SampleLocationID, 1).
+		varint(schema.SampleValue, 1).varint(schema.SampleValue, 500).varint(schema.SampleValue, 200).msg(schema.SampleLabel, label(sSource, sTrace)))
+	p = p.msg(schema.ProfileSample, pb{}.packed(schema.SampleLocationID, 2).packed(schema.SampleValue, 5, 50, 50).msg(schema.SampleLabel, label(sSource, sModel)))
+	p = p.msg(schema.ProfileSample, pb{}.packed(schema.SampleLocationID, 4).packed(schema.SampleValue, 1, 1, 1).msg(schema.SampleLabel, label(sSource, sTrace)))
 	p = p.msg(3, pb{}.varint(1, 1).varint(5, sMain)) // a mapping, which the page does not need
 	for id, fn := range map[uint64][]uint64{1: {sMain}, 2: {sWork}, 3: {sInl, sLeaf}} {
-		l := pb{}.varint(locationID, id)
+		l := pb{}.varint(schema.LocationID, id)
 		for _, f := range fn {
-			l = l.msg(locationLine, pb{}.varint(lineFunctionID, f).varint(2, 42))
+			l = l.msg(schema.LocationLine, pb{}.varint(schema.LineFunctionID, f).varint(2, 42))
 		}
-		p = p.msg(profLocation, l)
+		p = p.msg(schema.ProfileLocation, l)
 	}
-	p = p.msg(profLocation, pb{}.varint(locationID, 4).varint(locationAddress, 0x4000))
+	p = p.msg(schema.ProfileLocation, pb{}.varint(schema.LocationID, 4).varint(schema.LocationAddress, 0x4000))
 	for _, f := range []uint64{sMain, sWork, sLeaf, sInl} {
-		p = p.msg(profFunction, pb{}.varint(functionID, f).varint(functionName, f).varint(3, f))
+		p = p.msg(schema.ProfileFunction, pb{}.varint(schema.FunctionID, f).varint(schema.FunctionName, f).varint(3, f))
 	}
 	for _, s := range testStrings {
-		p = p.msg(profStringTable, []byte(s))
+		p = p.msg(schema.ProfileStringTable, []byte(s))
 	}
-	p = p.varint(profTimeNanos, 1_700_000_000_000_000_000).varint(profComment, sComment).varint(profDefaultSampleType, sInherent)
+	p = p.varint(schema.ProfileTimeNanos, 1_700_000_000_000_000_000).varint(schema.ProfileComment, sComment).varint(schema.ProfileDefaultSampleType, sInherent)
 	return p
 }
 
@@ -121,9 +123,9 @@ func TestReadProfileErrors(t *testing.T) {
 		"truncated":  {good[:len(good)-1], "not a pprof profile"},
 		"text":       {[]byte("probe,count\n"), "not a pprof profile"},
 		"bad gzip":   {[]byte{0x1f, 0x8b, 1, 2, 3}, "not a pprof profile"},
-		"string":     {append(append([]byte{}, good...), pb{}.varint(profComment, 99)...), "string index 99 out of range"},
-		"location":   {append(append([]byte{}, good...), pb{}.msg(profSample, pb{}.packed(sampleLocationID, 9).packed(sampleValue, 1, 1, 1))...), "names location 9"},
-		"values":     {append(append([]byte{}, good...), pb{}.msg(profSample, pb{}.packed(sampleLocationID, 1).packed(sampleValue, 1))...), "1 values for 3 sample types"},
+		"string":     {append(append([]byte{}, good...), pb{}.varint(schema.ProfileComment, 99)...), "string index 99 out of range"},
+		"location":   {append(append([]byte{}, good...), pb{}.msg(schema.ProfileSample, pb{}.packed(schema.SampleLocationID, 9).packed(schema.SampleValue, 1, 1, 1))...), "names location 9"},
+		"values":     {append(append([]byte{}, good...), pb{}.msg(schema.ProfileSample, pb{}.packed(schema.SampleLocationID, 1).packed(schema.SampleValue, 1))...), "1 values for 3 sample types"},
 		"wire group": {append(append([]byte{}, good...), pb{}.key(20, 3)...), "wire type 3"},
 	} {
 		if _, err := ReadProfile(bytes.NewReader(tc.data)); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -137,7 +139,7 @@ func TestFlame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, typ := p.Flame()
+	root, typ := p.flame()
 	if typ != "inherent" {
 		t.Fatalf("width type %q", typ)
 	}
@@ -147,8 +149,8 @@ func TestFlame(t *testing.T) {
 		value, count, incl, inh int64
 	}
 	var got []flat
-	var walk func(n *FlameNode, path string)
-	walk = func(n *FlameNode, path string) {
+	var walk func(n *flameNode, path string)
+	walk = func(n *flameNode, path string) {
 		got = append(got, flat{path, n.Value, n.OwnCount, n.OwnInclusive, n.OwnInherent})
 		for _, c := range n.Children {
 			walk(c, path+"/"+c.Name)
@@ -170,13 +172,13 @@ func TestFlame(t *testing.T) {
 	// Without any traced sample there are no call paths to draw.
 	var modelOnly Profile = *p
 	modelOnly.Samples = p.Samples[2:3]
-	if root, _ := modelOnly.Flame(); len(root.Children) != 0 {
+	if root, _ := modelOnly.flame(); len(root.Children) != 0 {
 		t.Fatalf("model-only profile drew %d roots", len(root.Children))
 	}
 	// A profile without source labels (a CPU profile, say) is drawn whole.
 	foreign := Profile{SampleTypes: []ValueType{{"samples", "count"}, {"cpu", "nanoseconds"}}, DefaultSampleType: "cpu",
 		Samples: []Sample{{Stack: []string{"b", "a"}, Values: []int64{1, 10}}, {Stack: []string{"c", "a"}, Values: []int64{2, 30}}}}
-	root, typ = foreign.Flame()
+	root, typ = foreign.flame()
 	if typ != "cpu" || root.Value != 40 || len(root.Children) != 1 || root.Children[0].Children[0].Name != "c" {
 		t.Fatalf("foreign profile: %q %+v", typ, root)
 	}

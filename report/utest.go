@@ -5,7 +5,7 @@ import (
 	"sort"
 )
 
-// MannWhitney returns the two-sided p-value of the Mann-Whitney U test
+// uTest returns the two-sided p-value of the Mann-Whitney U test
 // (the Wilcoxon rank-sum test) of x against y: how likely a rank sum at
 // least as far from its mean would be if both were samples of one
 // distribution. Tied values share their mean rank, and the p-value is the
@@ -14,7 +14,7 @@ import (
 // included. Past maxExact values in all it is the normal approximation
 // with the tie correction. It needs a value on each side; ok is false
 // otherwise.
-func MannWhitney(x, y []float64) (p float64, ok bool) {
+func uTest(x, y []float64) (p float64, ok bool) {
 	return mannWhitney(x, y, len(x)+len(y) <= maxExact)
 }
 
@@ -103,10 +103,10 @@ func mannWhitney(x, y []float64, exact bool) (p float64, ok bool) {
 // of: beyond it the normal approximation is as good as the printed digits.
 const maxExact = 50
 
-// MinP is the smallest two-sided p-value the U test can give n1 values
+// minP is the smallest two-sided p-value the U test can give n1 values
 // against n2, all distinct: when it is above the significance level, no
 // change can be shown with that many runs.
-func MinP(n1, n2 int) float64 {
+func minP(n1, n2 int) float64 {
 	if n1 == 0 || n2 == 0 {
 		return 1
 	}
@@ -125,12 +125,12 @@ func abs(n int) int {
 	return n
 }
 
-// Holm adjusts the p-values of a family of tests for their number
+// holm adjusts the p-values of a family of tests for their number
 // (Holm–Bonferroni): a change is significant at α when its adjusted
 // p-value is below α, and then the chance that any test of the family
 // flags a change where there is none stays under α. The result is in the
 // order of ps.
-func Holm(ps []float64) []float64 {
+func holm(ps []float64) []float64 {
 	m := len(ps)
 	order := make([]int, m)
 	for i := range order {

@@ -25,18 +25,18 @@ func TestMannWhitneyExact(t *testing.T) {
 		{[]float64{5, 5, 5, 5, 5}, []float64{5, 5, 5, 5, 5}, 1},                             // all tied
 		{[]float64{100, 100, 100, 100, 100}, []float64{120, 120, 120, 120, 120}, 2.0 / 252}, // counts, each side constant
 	} {
-		if p, ok := MannWhitney(c.x, c.y); !ok || math.Abs(p-c.p) > 1e-12 {
+		if p, ok := uTest(c.x, c.y); !ok || math.Abs(p-c.p) > 1e-12 {
 			t.Errorf("%v against %v: p=%.6f, want %.6f", c.x, c.y, p, c.p)
 		}
 	}
-	if _, ok := MannWhitney(nil, []float64{1}); ok {
+	if _, ok := uTest(nil, []float64{1}); ok {
 		t.Error("a test with an empty side")
 	}
-	if got, want := MinP(5, 5), 2.0/252; math.Abs(got-want) > 1e-15 {
-		t.Errorf("MinP(5, 5) = %g, want %g", got, want)
+	if got, want := minP(5, 5), 2.0/252; math.Abs(got-want) > 1e-15 {
+		t.Errorf("minP(5, 5) = %g, want %g", got, want)
 	}
-	if got := MinP(4, 4); math.Abs(got-2.0/70) > 1e-15 {
-		t.Errorf("MinP(4, 4) = %g", got)
+	if got := minP(4, 4); math.Abs(got-2.0/70) > 1e-15 {
+		t.Errorf("minP(4, 4) = %g", got)
 	}
 }
 
@@ -44,7 +44,7 @@ func TestMannWhitneyExact(t *testing.T) {
 // 13 against a mean of 21; of the 20 ways to choose three, those at least
 // 8 from 21 are the sums 13 ({3,3,7}, two ways) and 29 ({7,11,11}, two).
 func TestMannWhitneyTies(t *testing.T) {
-	p, ok := MannWhitney([]float64{1, 1, 2}, []float64{2, 3, 3})
+	p, ok := uTest([]float64{1, 1, 2}, []float64{2, 3, 3})
 	if !ok || math.Abs(p-0.2) > 1e-12 {
 		t.Fatalf("p=%g, want 0.2", p)
 	}
@@ -74,7 +74,7 @@ func TestMannWhitneyLarge(t *testing.T) {
 	flagged := 0
 	const trials = 2000
 	for range trials {
-		if p, _ := MannWhitney(sample(5, 0), sample(5, 0)); p < Alpha {
+		if p, _ := uTest(sample(5, 0), sample(5, 0)); p < Alpha {
 			flagged++
 		}
 	}
@@ -85,7 +85,7 @@ func TestMannWhitneyLarge(t *testing.T) {
 }
 
 func TestHolm(t *testing.T) {
-	got := Holm([]float64{0.04, 0.01, 0.03})
+	got := holm([]float64{0.04, 0.01, 0.03})
 	// Sorted 0.01, 0.03, 0.04: ×3, ×2, ×1 = 0.03, 0.06, 0.04 → monotone 0.03, 0.06, 0.06.
 	want := []float64{0.06, 0.03, 0.06}
 	for i := range want {
@@ -93,7 +93,7 @@ func TestHolm(t *testing.T) {
 			t.Fatalf("Holm = %v, want %v", got, want)
 		}
 	}
-	if got := Holm([]float64{0.5, 0.9}); got[0] != 1 || got[1] != 1 {
+	if got := holm([]float64{0.5, 0.9}); got[0] != 1 || got[1] != 1 {
 		t.Fatalf("Holm caps at 1 and keeps the order: %v", got)
 	}
 }
@@ -128,7 +128,7 @@ func TestStudentQuantile(t *testing.T) {
 // 2% noise is at least about +20%; a −50% change in runs that wander by
 // a third, barely significant, is at least much less.
 func TestBound(t *testing.T) {
-	c := &Comparison{}
+	c := &comparison{}
 	clear := c.bound([]float64{100, 102, 98, 101, 99}, []float64{125, 127, 123, 126, 124}, 0.05)
 	if clear < math.Log1p(0.18) || clear > math.Log1p(0.25) {
 		t.Errorf("clear change: bound %.3f", clear)

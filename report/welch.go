@@ -7,7 +7,7 @@ import "math"
 // and size. It needs at least two firings a side; ok is false otherwise.
 // With no spread on either side, any difference is certain (p = 0) and
 // none is p = 1.
-func Welch(mean1, sd1 float64, n1 int64, mean2, sd2 float64, n2 int64) (p float64, ok bool) {
+func welch(mean1, sd1 float64, n1 int64, mean2, sd2 float64, n2 int64) (p float64, ok bool) {
 	if n1 < 2 || n2 < 2 {
 		return 0, false
 	}

@@ -32,22 +32,22 @@ func TestStudentTable(t *testing.T) {
 
 func TestWelch(t *testing.T) {
 	// Equal spreads and two firings a side: df is exactly 2 and t = Δ/sd.
-	p, ok := Welch(10, 4, 2, 18, 4, 2)
+	p, ok := welch(10, 4, 2, 18, 4, 2)
 	if want := 1 - 2/math.Sqrt(4+2); !ok || math.Abs(p-want) > 1e-12 {
 		t.Fatalf("p=%g ok=%v, want %g", p, ok, want)
 	}
-	if _, ok := Welch(10, 4, 1, 18, 4, 100); ok {
+	if _, ok := welch(10, 4, 1, 18, 4, 100); ok {
 		t.Fatal("a test with one firing on a side")
 	}
-	if p, ok := Welch(5, 0, 10, 5, 0, 10); !ok || p != 1 {
+	if p, ok := welch(5, 0, 10, 5, 0, 10); !ok || p != 1 {
 		t.Fatalf("no spread, no change: p=%g", p)
 	}
-	if p, ok := Welch(5, 0, 10, 6, 0, 10); !ok || p != 0 {
+	if p, ok := welch(5, 0, 10, 6, 0, 10); !ok || p != 0 {
 		t.Fatalf("no spread, a change: p=%g", p)
 	}
 	// Symmetric in the two sides.
-	a, _ := Welch(100, 30, 20, 120, 10, 50)
-	b, _ := Welch(120, 10, 50, 100, 30, 20)
+	a, _ := welch(100, 30, 20, 120, 10, 50)
+	b, _ := welch(120, 10, 50, 100, 30, 20)
 	if a != b || a <= 0 || a >= Alpha {
 		t.Fatalf("p=%g and %g", a, b)
 	}

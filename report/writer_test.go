@@ -72,7 +72,7 @@ func TestReadsTheRuntimesProfile(t *testing.T) {
 			t.Errorf("sample %d: %+v, want row %+v", i, got, r)
 		}
 	}
-	if root, _ := p.Flame(); len(root.Children) != 0 {
+	if root, _ := p.flame(); len(root.Children) != 0 {
 		t.Fatal("a profile without call paths drew a flame graph")
 	}
 }

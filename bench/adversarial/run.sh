@@ -41,6 +41,16 @@ every_size() {
 	*) echo "" ;;
 	esac
 }
+# How many runs a program is judged over: a program that ends after a
+# tenth of a second leaves a profile of a few dozen samples, too few to
+# tell a model's shares within 3 points, so its runs are judged together
+# (bench/judge adds them up).
+repeats() {
+	case $1 in
+	short) echo "${ADVERSARIAL_SHORT_RUNS:-20}" ;;
+	*) echo 1 ;;
+	esac
+}
 selection_of() {
 	case " $ALL_RUNS " in
 	*" $1@default "*) echo default ;;
@@ -103,18 +113,27 @@ for run in "${runs[@]}"; do
 			;;
 		esac
 		out="$dir/$mode"
-		rm -f "$out.csv" "$out.truth" "$out.pprof"
-		echo "== $name ($sel selection), $mode properties ${size[*]+"${size[*]}"}"
+		reps=$(repeats "$name")
+		echo "== $name ($sel selection), $mode properties ${size[*]+"${size[*]}"}$([ "$reps" = 1 ] || echo ", $reps runs")"
 		start=$(date +%s.%N)
-		if ! env ${env[@]+"${env[@]}"} METER_EXPORT_CSV="$out.csv" ADVERSARIAL_TRUTH="$out.truth" \
-			"$dir/$name" ${size[@]+"${size[@]}"} -cpuprofile "$out.pprof" >"$out.stdout" 2>"$out.stderr"; then
-			cat "$out.stderr" >&2
-			echo "run.sh: $name failed" >&2
-			exit 2
-		fi
+		pairs=()
+		truths=()
+		for i in $(seq "$reps"); do
+			o=$out
+			[ "$reps" = 1 ] || o=$out.$i
+			rm -f "$o.csv" "$o.truth" "$o.pprof"
+			if ! env ${env[@]+"${env[@]}"} METER_EXPORT_CSV="$o.csv" ADVERSARIAL_TRUTH="$o.truth" \
+				"$dir/$name" ${size[@]+"${size[@]}"} -cpuprofile "$o.pprof" >"$o.stdout" 2>"$o.stderr"; then
+				cat "$o.stderr" >&2
+				echo "run.sh: $name failed" >&2
+				exit 2
+			fi
+			pairs+=("$o.csv" "$o.pprof")
+			truths+=("$o.truth")
+		done
 		secs=$(echo "$start $(date +%s.%N)" | awk '{ printf "%.1f", $2 - $1 }')
 		status=0
-		"$WORK/judge" -truth "$out.truth" -probes "$dir/probes.txt" "$out.csv" "$out.pprof" >"$out.judge" || status=$?
+		"$WORK/judge" -truth "$(IFS=,; echo "${truths[*]}")" -probes "$dir/probes.txt" "${pairs[@]}" >"$out.judge" || status=$?
 		cat "$out.judge"
 		echo
 		if [ "$status" -gt 1 ]; then

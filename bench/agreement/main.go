@@ -31,7 +31,7 @@
 // model's time per call in place of the profile's.
 //
 // It exits 1 when a check fails. bench/judge is its successor: it also
-// takes the true calls of the run, and holds the model to DESIGN.md's
+// takes the true calls of the run, and holds the model to docs/design.md's
 // figures (docs/adversarial.md).
 //
 //	go run ./bench/agreement [-exclude regexp] [-truth every.csv] model.csv cpu.pprof
@@ -46,6 +46,7 @@ import (
 	"sort"
 
 	"github.com/meterio/meter/report"
+	"github.com/meterio/meter/schema"
 )
 
 func main() {
@@ -252,7 +253,7 @@ func compare(w *os.File, rows []report.Row, prof *report.Profile) (bool, []charg
 }
 
 // off reports whether the model labels r's probe as switched off.
-func off(r report.Row) bool { return r.Label == "disabled" || r.Label == "budget" }
+func off(r report.Row) bool { return schema.SwitchedOff(r.Label) }
 
 func ranked(m map[string]float64, total float64) []share {
 	var s []share

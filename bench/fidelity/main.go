@@ -122,17 +122,17 @@ func main() {
 			u := float64(time.Since(s).Nanoseconds()) / 1e3
 
 			meter.Configure(c.chain)
-			r0, r0n, c0 := t.root.Count(), total(t.root), t.callee.Count()
+			r0, r0n, c0 := t.root.Metered(), total(t.root), t.callee.Metered()
 			s = time.Now()
 			t.rootFn()
 			w := float64(time.Since(s).Nanoseconds()) / 1e3
 			m := float64(total(t.root)-r0n) / 1e3
-			if t.root.Count() != r0+1 {
+			if t.root.Metered() != r0+1 {
 				m = 0
 			}
 			unmetered, wall, model = append(unmetered, u), append(wall, w), append(model, m)
 			diff = append(diff, m-u)
-			callees = append(callees, float64(t.callee.Count()-c0))
+			callees = append(callees, float64(t.callee.Metered()-c0))
 		}
 		u, d := median(unmetered), median(diff)
 		fmt.Printf("| %s | %.1f | %.1f | %.1f | %+.1f (%+.1f%%) | %.0f |\n", c.name, u, median(wall), median(model), d, 100*d/u, median(callees))

@@ -8,23 +8,19 @@ import (
 	"time"
 
 	"github.com/meterio/meter/report"
+	"github.com/meterio/meter/schema"
 )
-
-// Labels of rows the model does not time: their time is in their
-// callers' inherent time. untimed is written by a runtime that counts
-// calls too short for its clock.
-const labelUntimed = "untimed"
 
 // timed reports whether the model times a row's probe: every label but
 // untimed, disabled and budget (a label from a newer runtime counts as
 // timed).
 func timed(r report.Row) bool {
-	return r.Label != labelUntimed && !off(r)
+	return r.Label != schema.LabelUntimed && !off(r)
 }
 
 // off reports whether a row's probe was switched off: its count stops
 // where that happened.
-func off(r report.Row) bool { return r.Label == report.LabelDisabled || r.Label == report.LabelBudget }
+func off(r report.Row) bool { return schema.SwitchedOff(r.Label) }
 
 // Limits is what the checks accept.
 type Limits struct {
@@ -36,7 +32,7 @@ type Limits struct {
 	UntimedLimit   time.Duration // an untimed probe's true own time per call must be below
 }
 
-// DefaultLimits are DESIGN.md's figures.
+// DefaultLimits are docs/design.md's figures.
 var DefaultLimits = Limits{
 	CountTolerance: 0.005,
 	ShareAvg:       3,
@@ -351,7 +347,7 @@ func Hidden(rows []report.Row, registered map[string]bool, prof *report.Profile,
 			h.Why = "no truth"
 		case t != nil && !countOK(r.Count, h.True, lim):
 			h.Why = "count"
-		case r.Label == labelUntimed && h.OwnPerCall >= float64(lim.UntimedLimit):
+		case r.Label == schema.LabelUntimed && h.OwnPerCall >= float64(lim.UntimedLimit):
 			h.Why = "untimed but long"
 		}
 		res.OK = res.OK && h.Why == ""

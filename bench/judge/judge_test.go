@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -300,5 +301,44 @@ func TestReadTruthErrors(t *testing.T) {
 		if _, err := ReadTruth(strings.NewReader(in), "t.csv"); err == nil {
 			t.Errorf("%q: no error", in)
 		}
+	}
+}
+
+func TestMergeRuns(t *testing.T) {
+	a := &report.Model{Name: "a", CPU: 2, Rows: []report.Row{
+		{Probe: "m.f", Count: 10, Total: 100, InherentTotal: 60, Min: 5, Max: 20, Label: "sampled"},
+		{Probe: "m.g", Count: 4, Label: "untimed"},
+	}}
+	b := &report.Model{Name: "b", CPU: 3, Rows: []report.Row{
+		{Probe: "m.g", Count: 6, Label: "untimed"},
+		{Probe: "m.f", Count: 30, Total: 200, InherentTotal: 140, Min: 3, Max: 15, Label: ""},
+	}}
+	c := &report.Model{Name: "c", Rows: []report.Row{{Probe: "m.f", Count: 1, Label: ""}}}
+	m, differ := mergeModels([]*report.Model{a, b, c})
+	want := []report.Row{
+		{Probe: "m.f", Count: 41, Total: 300, Avg: 7, InherentTotal: 200, InherentAvg: 4, Min: 0, Max: 20, Label: ""},
+		{Probe: "m.g", Count: 10, Label: "untimed"},
+	}
+	if !reflect.DeepEqual(m.Rows, want) || m.CPU != 5 || m.Name != "a" {
+		t.Errorf("merged %+v (cpu %v), want %+v", m.Rows, m.CPU, want)
+	}
+	if len(differ) != 1 || !strings.HasPrefix(differ[0], "m.f:") {
+		t.Errorf("labels that differ: %q", differ)
+	}
+	tr := mergeTruths([]*Truth{
+		{Calls: map[string]int64{"m.f": 1}, CPU: 1, CPUBound: true},
+		{Calls: map[string]int64{"m.f": 2, "m.g": 3}, CPU: 2, Aliases: map[string]string{"x": "y"}},
+	})
+	if tr.Calls["m.f"] != 3 || tr.Calls["m.g"] != 3 || tr.CPU != 3 || tr.CPUBound || tr.Aliases["x"] != "y" {
+		t.Errorf("merged truth %+v", tr)
+	}
+	p1 := &report.Profile{SampleTypes: []report.ValueType{{Type: "cpu", Unit: "nanoseconds"}}, Samples: []report.Sample{{Stack: []string{"m.f"}, Values: []int64{1}}}}
+	p2 := &report.Profile{SampleTypes: p1.SampleTypes, Samples: []report.Sample{{Stack: []string{"m.g"}, Values: []int64{2}}}}
+	p, err := mergeProfiles([]*report.Profile{p1, p2})
+	if err != nil || len(p.Samples) != 2 || len(p1.Samples) != 1 {
+		t.Errorf("merged profile %+v, %v; first now %d samples", p, err, len(p1.Samples))
+	}
+	if _, err := mergeProfiles([]*report.Profile{p1, {SampleTypes: []report.ValueType{{Type: "alloc", Unit: "count"}}}}); err == nil {
+		t.Error("profiles of different sample types merged")
 	}
 }

@@ -8,7 +8,7 @@
 //
 // It prints a compact table per check, a last line starting "summary:",
 // and exits 1 when a check fails (2 when a file cannot be read). The
-// checks, with DESIGN.md's figures:
+// checks, with docs/design.md's figures:
 //
 //   - counts: every model row not labelled disabled or budget holds its
 //     true calls within 0.5% (-count-tolerance); a disabled or budget row
@@ -83,34 +83,59 @@ func main() {
 	flag.Float64Var(&lim.CountTolerance, "count-tolerance", lim.CountTolerance, "largest relative difference of a count from the true calls")
 	flag.DurationVar(&lim.UntimedLimit, "untimed-limit", lim.UntimedLimit, "an untimed probe's true own time per call must be below this")
 	flag.Parse()
-	if flag.NArg() != 2 {
-		fmt.Fprintln(os.Stderr, "usage: judge [-truth truth.csv] [-probes probes.txt] [-exclude regexp] model.csv cpu.pprof")
+	if flag.NArg() < 2 || flag.NArg()%2 != 0 {
+		fmt.Fprintln(os.Stderr, "usage: judge [-truth truth.csv[,truth.csv...]] [-probes probes.txt] [-exclude regexp] model.csv cpu.pprof [model.csv cpu.pprof]...")
 		flag.PrintDefaults()
 		os.Exit(2)
 	}
-	m, err := report.LoadModel(flag.Arg(0))
-	if err != nil {
-		fail(err)
-	}
-	f, err := os.Open(flag.Arg(1))
-	if err != nil {
-		fail(err)
-	}
-	prof, err := report.ReadProfile(f)
-	f.Close()
-	if err != nil {
-		fail(fmt.Errorf("%s: %v", flag.Arg(1), err))
-	}
-	var t *Truth
-	if *truthFile != "" {
-		f, err := os.Open(*truthFile)
+	var models []*report.Model
+	var profs []*report.Profile
+	var err error
+	for i := 0; i < flag.NArg(); i += 2 {
+		m, err := report.LoadModel(flag.Arg(i))
 		if err != nil {
 			fail(err)
 		}
-		t, err = ReadTruth(f, *truthFile)
-		f.Close()
+		f, err := os.Open(flag.Arg(i + 1))
 		if err != nil {
 			fail(err)
+		}
+		prof, err := report.ReadProfile(f)
+		f.Close()
+		if err != nil {
+			fail(fmt.Errorf("%s: %v", flag.Arg(i+1), err))
+		}
+		models, profs = append(models, m), append(profs, prof)
+	}
+	m, prof := models[0], profs[0]
+	var differ []string
+	if len(models) > 1 {
+		m, differ = mergeModels(models)
+		if prof, err = mergeProfiles(profs); err != nil {
+			fail(err)
+		}
+	}
+	var t *Truth
+	if *truthFile != "" {
+		var ts []*Truth
+		for _, name := range strings.Split(*truthFile, ",") {
+			f, err := os.Open(name)
+			if err != nil {
+				fail(err)
+			}
+			tt, err := ReadTruth(f, name)
+			f.Close()
+			if err != nil {
+				fail(err)
+			}
+			ts = append(ts, tt)
+		}
+		if len(ts) != len(models) {
+			fail(fmt.Errorf("%d truth files for %d runs", len(ts), len(models)))
+		}
+		t = ts[0]
+		if len(ts) > 1 {
+			t = mergeTruths(ts)
 		}
 	}
 	registered := map[string]bool{}
@@ -141,6 +166,12 @@ func main() {
 	if *metering != "" {
 		if frames, err = regexp.Compile(*metering); err != nil {
 			fail(err)
+		}
+	}
+	if len(models) > 1 {
+		fmt.Printf("runs: %d, their models, profiles and truths added up\n", len(models))
+		for _, d := range differ {
+			fmt.Printf("labels: runs differ on %s; the most frequent is judged\n", d)
 		}
 	}
 	if !judge(os.Stdout, m, rows, registered, prof, frames, t, *cpubound, lim) {

@@ -3,11 +3,8 @@ module github.com/meterio/meter/cmd/meterinject
 go 1.26.0
 
 require (
-	github.com/dave/dst v0.28.0
+	golang.org/x/mod v0.42.0
 	golang.org/x/tools v0.52.0
 )
 
-require (
-	golang.org/x/mod v0.42.0 // indirect
-	golang.org/x/sync v0.24.0 // indirect
-)
+require golang.org/x/sync v0.24.0 // indirect

@@ -23,10 +23,11 @@
 // uses, through go:linkname; the runtime keeps them linkable on purpose
 // (see runtime/proflabel.go).
 //
-// Cost per trace, measured by BenchmarkLabels (see docs/export.md): entering
-// builds the labelled context (pprof.Labels, pprof.WithLabels, the trace id
-// formatted as text), a few small allocations and about a microsecond on
-// the project's VM; leaving is a map look-up under a mutex.
+// Cost per trace (BenchmarkLabels; docs/export.md): entering builds the
+// labelled context (pprof.Labels, pprof.WithLabels, the trace id formatted
+// as text), a few small allocations; leaving is a map look-up under a
+// mutex. Labels are opt-in for that reason: no other traced firing
+// allocates.
 package pproflabels
 
 import (

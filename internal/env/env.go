@@ -92,19 +92,66 @@ func Defaults() Config {
 // for one runaway trace.
 const MaxTraceMax = 100_000
 
+// Property describes one property: the one description of it, which
+// probe's package doc and docs/chain.md quote (TestDocsQuoteProperties).
+type Property struct {
+	Name, Default, Meaning string
+}
+
+// Properties lists every property this package reads, in the order the
+// docs show them.
+var Properties = []Property{
+	{"METER_ENABLED", "true", "false: every probe disabled, a firing costs a load and a branch"},
+	{"METER_CLOCK", "auto", "tsc, mono or auto (tsc where the TSC is invariant)"},
+	{"METER_HOTSPOT_ENABLED", "true", "false: every firing metered, every probe timed"},
+	{"METER_HOTSPOT_THRESHOLD", "10", "µs, inclusive: a firing at or above both thresholds is hot"},
+	{"METER_HOTSPOT_THRESHOLD_INHERENT", "2", "µs, inherent"},
+	{"METER_HOTSPOT_INITIAL", "1000", "starting credit: cold firings, each metered, before a probe is judged on its totals"},
+	{"METER_HOTSPOT_SAMPLE", "100", "a sampled probe's calls are all counted, about one in N metered; 0: no probe sampled"},
+	{"METER_HOTSPOT_SAMPLE_SHARE", "0.05", "%: a cold probe whose own time is below this share of the time it ran is disabled (never a root)"},
+	{"METER_HOTSPOT_COST", "2", "%: a probe is metered at every call while that costs at most this share of its own time; sampled otherwise (0: no limit)"},
+	{"METER_HOTSPOT_UNTIMED", "2", "a cold probe whose calls take less than N times what timing a call costs (at most 300 ns) is untimed: counted, never metered; 0: none"},
+	{"METER_BUDGET_ENABLED", "false", ""},
+	{"METER_BUDGET_PERCENT", "10", "1..100: measurements one call may cause, as a share of its time"},
+	{"METER_BUDGET_UNIT", "1", "µs charged per measurement"},
+	{"METER_TRACEPOINT_ENABLED", "false", ""},
+	{"METER_TRACEPOINT_SAMPLE", "100", "every Nth firing of a probe outside a trace starts one"},
+	{"METER_TRACEPOINT_INCLUDE", "(roots)", "regexp on probe names that may start traces; unset: the roots meterinject marks (every probe if none)"},
+	{"METER_FLOWCHECK_ENABLED", "false", ""},
+	{"METER_FLOWCHECK_LOWER", "0", "a goroutine starts a trace after a gap of LOWER"},
+	{"METER_FLOWCHECK_UPPER", "100", "+ a random number in [0, UPPER−LOWER) firings"},
+	{"METER_SPOTCHECK_ENABLED", "false", ""},
+	{"METER_SPOTCHECK_INTERVAL", "10000", "every Nth firing of a disabled probe is metered; a hot one enables the probe again"},
+	{"METER_TRACE_MAX", "10000", "firings metered in one trace at most (≤ 100000)"},
+	{"METER_PPROF_LABELS", "false", "label goroutines with the trace they run (an allocation per trace start)"},
+	{"METER_EXPORT_CSV", "(none)", "path: the performance model, at exit and each interval"},
+	{"METER_EXPORT_PPROF", "(none)", "path: metered call paths as a pprof profile"},
+	{"METER_EXPORT_OTLP", "false", "traces and the model over OTLP (needs the otlp import)"},
+	{"METER_EXPORT_INTERVAL", "0", "Go duration; 0: at exit only"},
+	{"METER_HTTP", "(off)", "host:port: the live page (needs the live import)"},
+}
+
 // Names lists every property this package reads; Unknown names the
 // nearest of them for a misspelt one.
-var Names = []string{
-	"METER_ENABLED", "METER_CLOCK",
-	"METER_HOTSPOT_ENABLED", "METER_HOTSPOT_THRESHOLD", "METER_HOTSPOT_THRESHOLD_INHERENT", "METER_HOTSPOT_INITIAL",
-	"METER_HOTSPOT_SAMPLE", "METER_HOTSPOT_SAMPLE_SHARE", "METER_HOTSPOT_COST", "METER_HOTSPOT_UNTIMED",
-	"METER_BUDGET_ENABLED", "METER_BUDGET_PERCENT", "METER_BUDGET_UNIT",
-	"METER_TRACEPOINT_ENABLED", "METER_TRACEPOINT_SAMPLE", "METER_TRACEPOINT_INCLUDE",
-	"METER_FLOWCHECK_ENABLED", "METER_FLOWCHECK_LOWER", "METER_FLOWCHECK_UPPER",
-	"METER_SPOTCHECK_ENABLED", "METER_SPOTCHECK_INTERVAL",
-	"METER_TRACE_MAX", "METER_PPROF_LABELS",
-	"METER_EXPORT_CSV", "METER_EXPORT_PPROF", "METER_EXPORT_OTLP", "METER_EXPORT_INTERVAL",
-	"METER_HTTP",
+var Names = func() []string {
+	n := make([]string, len(Properties))
+	for i, p := range Properties {
+		n[i] = p.Name
+	}
+	return n
+}()
+
+// Table renders Properties as the docs quote them: one line a property,
+// name, default and meaning in columns, each line after prefix.
+func Table(prefix string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s%-34s %-8s %s\n", prefix, "property", "default", "meaning")
+	for _, p := range Properties {
+		line := fmt.Sprintf("%s%-34s %-8s %s", prefix, p.Name, p.Default, p.Meaning)
+		b.WriteString(strings.TrimRight(line, " "))
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // ToolNames are METER_ variables that the project's tools read, not the

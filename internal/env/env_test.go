@@ -2,6 +2,7 @@ package env
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func TestDefaults(t *testing.T) {
 		c.SpotcheckInterval != 10000 || c.TraceMax != 10000 || c.ExportCSV != "" || c.ExportPprof != "" ||
 		c.ExportOTLP || c.ExportInterval != 0 || c.HotspotInitial != d.HotspotInitial || c.PprofLabels ||
 		c.HotspotUntimed != 2 || c.HotspotCost != 0.02 {
-		t.Fatalf("defaults differ from DESIGN.md: %+v", c)
+		t.Fatalf("defaults differ from docs/design.md: %+v", c)
 	}
 }
 
@@ -120,5 +121,26 @@ func TestUnknownNamesTheNearestProperty(t *testing.T) {
 		"meter: METER_EXPORT_CVS is not a property (did you mean METER_EXPORT_CSV?); it is ignored\n"
 	if errs.String() != want {
 		t.Fatalf("stderr %q\nwant %q", errs.String(), want)
+	}
+}
+
+// TestDocsQuoteProperties: each property is described once, in
+// Properties; probe's package doc and docs/chain.md quote the table as
+// Table renders it.
+func TestDocsQuoteProperties(t *testing.T) {
+	for _, q := range []struct{ file, prefix string }{
+		{"../../probe/doc.go", "//\t"},
+		{"../../docs/chain.md", ""},
+	} {
+		b, err := os.ReadFile(q.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := Table(q.prefix); !strings.Contains(string(b), want) {
+			t.Errorf("%s does not quote the properties as Properties describes them; want:\n%s", q.file, want)
+		}
+	}
+	if len(Names) != len(Properties) {
+		t.Fatalf("%d names for %d properties", len(Names), len(Properties))
 	}
 }

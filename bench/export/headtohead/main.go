@@ -30,9 +30,10 @@
 // -read makes the exporter read every field of every span, as an OTLP
 // exporter does.
 //
-// Steady pacing: Go's timers do not keep a 100 µs sleep on these VMs (it
-// takes about 1 ms), so each producer makes 10 spans every 1 ms. That
-// favours the BSP, which is woken once per burst instead of once per span.
+// Steady pacing: a virtual machine's timers may not keep a sleep much
+// shorter than a millisecond, so each producer makes 10 spans every 1 ms.
+// That favours the BSP, which is woken once per burst instead of once per
+// span.
 // -spin makes one span at a time with the producer spinning in between; on
 // a 2-core VM the trace-derived running time of meter's exporter is then
 // far above what getrusage reads for its locked thread, so those rows are
@@ -147,25 +148,22 @@ type meterSystem struct {
 	p  *export.Pipeline
 }
 
-func (m *meterSystem) name() string { return "meter" }
-func (m *meterSystem) opts() []export.Option {
-	return []export.Option{export.WithQueueSize(2048), export.WithBatchSize(512), export.WithMaxExportBatch(512),
-		export.WithScheduleDelay(5 * time.Second), export.WithStderr(discard{})}
-}
-func (m *meterSystem) start(exp *counter) { m.run(append(m.opts(), export.WithSpanExporter(exp))) }
+func (m *meterSystem) name() string       { return "meter" }
+func (m *meterSystem) start(exp *counter) { m.run(exp) }
 func (m *meterSystem) startOTLP(ctx context.Context) error {
 	e, err := otlp.NewSpanExporter(ctx)
 	if err != nil {
 		return err
 	}
-	m.run(append(m.opts(), export.WithSpanExporter(e)))
+	m.run(e)
 	return nil
 }
-func (m *meterSystem) run(opts []export.Option) {
+func (m *meterSystem) run(e export.SpanExporter) {
 	if m.tr == nil {
 		m.tr = harness.NewTraffic(*flagSpans)
 	}
-	m.p = export.NewPipeline(opts...)
+	m.p = export.NewPipeline(export.PipelineConfig{Exporter: e, QueueSize: 2048, BatchSize: 512, MaxExportBatch: 512,
+		ScheduleDelay: 5 * time.Second, Stderr: discard{}})
 	m.tr.Configure(m.p)
 }
 func (m *meterSystem) trace() { m.tr.Trace() }
@@ -321,9 +319,9 @@ func steady(s system, n, rate int, d time.Duration, spin bool) steadyResult {
 	w0 := s.wakeups()
 	stopTrace := startTrace(s)
 	proc0 := harness.ProcessCPU()
-	// Paced in ticks of 1 ms (10 spans per tick at the default rate): finer
-	// ticks are not kept on these VMs (a 100 µs sleep takes about 1 ms),
-	// and bursts favour the BSP: it wakes once per burst, not once per span.
+	// Paced in ticks of 1 ms (10 spans per tick at the default rate): a
+	// virtual machine may not keep finer ticks (see the package doc), and
+	// bursts favour the BSP: it wakes once per burst, not once per span.
 	r.spans = harness.Produce(n, float64(n*rate), d, *flagSpans, spin, s.trace)
 	r.process = time.Duration(harness.ProcessCPU() - proc0)
 	r.trace = stopTrace()

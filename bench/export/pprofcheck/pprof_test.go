@@ -3,10 +3,11 @@ package pprofcheck
 import (
 	"bytes"
 	"context"
+	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/pprof/profile"
 
@@ -25,9 +26,11 @@ func TestProfileParses(t *testing.T) {
 	handle := meter.NewProbe("example.com/pp.handle", nil)
 	parse := meter.NewProbe("example.com/pp.(*parser).parse", nil)
 	lex := meter.NewProbe("example.com/pp.lex", nil)
-	paths := export.NewCallPaths()
-	p := export.NewPipeline(export.WithCallPaths(paths), export.WithScheduleDelay(time.Hour))
-	meter.Configure(meter.Chain{Enabled: true, Tracepoint: metertest.TraceAt(handle), Sink: p, Clock: clk})
+	// The exports as the runtime starts them, collecting call paths for a
+	// profile: Paths does without a file.
+	e := export.Start(export.Settings{Traces: true, Paths: true, Stderr: io.Discard})
+	paths := e.CallPaths()
+	meter.Configure(meter.Chain{Enabled: true, Tracepoint: metertest.TraceAt(handle), Sink: e.Sink(), Clock: clk})
 	defer meter.Configure(meter.Chain{})
 	handle.End(handle.Begin())
 	for range 7 {
@@ -43,7 +46,7 @@ func TestProfileParses(t *testing.T) {
 		}
 		handle.End(h)
 	}
-	p.Shutdown(context.Background())
+	e.StopTraces(context.Background())
 	meter.Configure(meter.Chain{Enabled: true, Clock: clk})
 	for range 4 { // outside traces: the model's own samples
 		l := lex.Begin()
@@ -70,7 +73,7 @@ func TestProfileParses(t *testing.T) {
 	if got := strings.Join(types, " "); got != "count/count inclusive/nanoseconds inherent/nanoseconds" {
 		t.Errorf("sample types %s", got)
 	}
-	if prof.DefaultSampleType != export.SampleInherent || prof.Period != 1 || prof.PeriodType.Type != "count" {
+	if prof.DefaultSampleType != "inherent" || prof.Period != 1 || prof.PeriodType.Type != "count" {
 		t.Errorf("default %q, period %d %v", prof.DefaultSampleType, prof.Period, prof.PeriodType)
 	}
 	if len(prof.Mapping) != 1 || !prof.Mapping[0].HasFunctions || prof.TimeNanos != s.Taken.UnixNano() || len(prof.Comments) != 1 {
@@ -118,7 +121,7 @@ func TestProfileParses(t *testing.T) {
 	}
 	// go tool pprof reads the file too.
 	f := t.TempDir() + "/meter.pprof"
-	if err := export.WritePprofFile(f, s, frozen); err != nil {
+	if err := os.WriteFile(f, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command("go", "tool", "pprof", "-top", f).CombinedOutput()

@@ -114,14 +114,15 @@ func paths(jobs []*pkgJob) map[string]bool {
 }
 
 // outside returns the packages of the main module that run (import paths)
-// does not hold.
+// does not hold, but for the runtime's own (when the main module is the
+// runtime's): they are never instrumented.
 func (m *mainModule) outside(run map[string]bool) []*packages.Package {
 	if m == nil {
 		return nil
 	}
 	var out []*packages.Package
 	for path, p := range m.pkgs {
-		if !run[path] {
+		if !run[path] && !isRuntime(path) {
 			out = append(out, p)
 		}
 	}

@@ -95,6 +95,17 @@ func (s *stripper) add(from, to int, text string) {
 	s.cuts = append(s.cuts, cut{from, to, text})
 }
 
+// inComment reports whether the byte at offset off of f is in a comment.
+func inComment(fset *token.FileSet, f *ast.File, off int) bool {
+	tf := fset.File(f.FileStart)
+	for _, g := range f.Comments {
+		if tf.Offset(g.Pos()) <= off && off < tf.Offset(g.End()) {
+			return true
+		}
+	}
+	return false
+}
+
 // strip removes what instrument added to src.
 func strip(fset *token.FileSet, f *ast.File, src []byte) ([]byte, error) {
 	if bytes.Contains(src, []byte(twinMarker)) || legacyInsertion.Match(src) {
@@ -132,6 +143,9 @@ func strip(fset *token.FileSet, f *ast.File, src []byte) ([]byte, error) {
 	// Every generated name must be inside a cut.
 	sort.Slice(s.cuts, func(a, b int) bool { return s.cuts[a].from < s.cuts[b].from })
 	for _, loc := range s.leftover.FindAllIndex(src, -1) {
+		if inComment(fset, f, loc[0]) {
+			continue // a comment that shows generated code is the user's
+		}
 		inside := false
 		for _, c := range s.cuts {
 			if loc[0] >= c.from && loc[1] <= c.to {
