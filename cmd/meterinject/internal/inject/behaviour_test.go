@@ -796,8 +796,8 @@ func handle(n, at int, done chan struct{}) {
 	_ = work(n)
 	inner := make(chan struct{})
 	go func() {
-		defer close(inner)
 		crash(n, at)
+		close(inner) // not deferred: main must not return while the panic prints
 	}()
 	<-inner
 	close(done)
