@@ -92,7 +92,7 @@ func newApp(t testing.TB) *app {
 func (a *app) configure(t testing.TB, sink meter.Sink) {
 	meter.Configure(meter.Chain{Enabled: true, Tracepoint: metertest.TraceAt(a.handle), Sink: sink, Clock: a.clk})
 	t.Cleanup(func() { meter.Configure(meter.Chain{}) })
-	a.handle.End(a.handle.Begin())
+	metertest.Fire(a.handle, nil)
 }
 
 // Times, in ns, of one request on the manual clock.
@@ -113,14 +113,14 @@ func (a *app) request() {
 	a.clk.Advance(50)
 	l := a.lex.Begin()
 	a.clk.Advance(lexIncl)
-	a.lex.End(l)
+	a.lex.End(&l)
 	a.clk.Advance(30)
-	a.parse.End(p)
+	a.parse.End(&p)
 	p2 := a.parse.Begin()
 	a.clk.Advance(parse2Incl)
-	a.parse.End(p2)
+	a.parse.End(&p2)
 	a.clk.Advance(5)
-	a.handle.End(h)
+	a.handle.End(&h)
 }
 
 // row returns the model's row for a probe.

@@ -49,6 +49,12 @@ func writeMeta(w io.Writer, s meter.Snapshot) error {
 	num(schema.MetaReenabled, reenabled)
 	num(schema.MetaUnwound, s.Unwound)
 	num(schema.MetaDisturbed, s.Disturbed)
+	num(schema.MetaDescheduled, s.Descheduled)
+	if s.WaitsSeen {
+		line(schema.MetaWaits, "seen")
+	} else {
+		line(schema.MetaWaits, "not seen")
+	}
 	num(schema.MetaInterrupted, s.Interrupted)
 	if o := s.Overheads; o != [3][2]int64{} {
 		line(schema.MetaOverhead, fmt.Sprintf("inner=%d outer=%d selected_inner=%d selected_outer=%d forced_inner=%d forced_outer=%d",

@@ -38,7 +38,7 @@ func TestPprof(t *testing.T) {
 	for range 3 {
 		f := a.lex.Begin()
 		a.clk.Advance(7)
-		a.lex.End(f)
+		a.lex.End(&f)
 	}
 	file := filepath.Join(t.TempDir(), "meter.pprof")
 	frozen := paths.Frozen()

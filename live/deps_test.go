@@ -15,8 +15,9 @@ func init() { probe.Register(probes[:], "example.com/plain.main") }
 
 func main() {
 	probe.Main()
-	f := probes[0].Begin()
-	probes[0].End(f)
+	f := probes[0].Unmetered()
+	_ = probes[0].On() && probes[0].Begin(&f)
+	_ = f != nil && probes[0].End(&f)
 	probe.Shutdown()
 }
 `
@@ -33,8 +34,9 @@ var probes [1]probe.Probe
 func init() { probe.Register(probes[:], "example.com/plain.main") }
 
 func main() {
-	f := probes[0].Begin()
-	probes[0].End(f)
+	f := probes[0].Unmetered()
+	_ = probes[0].On() && probes[0].Begin(&f)
+	_ = f != nil && probes[0].End(&f)
 	probe.Shutdown()
 }
 `

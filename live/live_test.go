@@ -59,17 +59,20 @@ func spin(n int) int {
 }
 
 func request() {
-	f := probes[0].Begin()
+	f := probes[0].Unmetered()
+	_ = probes[0].On() && probes[0].Begin(&f)
 	s := 0
 	for j := 0; j < 3; j++ {
-		w := probes[1].Begin()
-		l := probes[2].Begin()
+		w := probes[1].Unmetered()
+		_ = probes[1].On() && probes[1].Begin(&w)
+		l := probes[2].Unmetered()
+		_ = probes[2].On() && probes[2].Begin(&l)
 		s += spin(2000)
-		probes[2].End(l)
+		_ = l != nil && probes[2].End(&l)
 		s += spin(500)
-		probes[1].End(w)
+		_ = w != nil && probes[1].End(&w)
 	}
-	probes[0].End(f)
+	_ = f != nil && probes[0].End(&f)
 	sink.Add(int64(s))
 }
 

@@ -17,12 +17,3 @@ func begin(p *Probe, st *Goroutine, pos, pc uintptr) Firing
 // slot of the goroutine table, and nil otherwise (not there yet, or moved
 // along by a collision): begin's look-up, as a leaf of its own.
 func cached() *Goroutine
-
-// exit ends the firing *f if it is not nil (Exit): an assembly leaf whose
-// test of *f costs a few instructions, and which jumps to exitGo, with its
-// own frame, for a firing to end. It keeps neither pointer: without
-// noescape, the firing variable of every function with such an exit would
-// move to the heap.
-//
-//go:noescape
-func exit(p *Probe, f *Firing)

@@ -100,12 +100,15 @@ TEXT ·begin(SB), NOSPLIT, $0-40
 	ADDQ R9, Frame_child(R8)
 	JMP  quiet
 forcedgo:
+	// forcedOrNot, inside a forcing firing: Go meters it.
 	FRAME
 	JMP  ·forcedOut(SB)
 due:
+	// selected: the countdown ran out on this P.
 	FRAME
 	JMP  ·selectedOut(SB)
 meterorgate:
+	// meterOrGate: measure where no gate is on or a trace is open.
 	MOVQ ·quick+quickPath_mode(SB), DI
 	LOOKUP(slow)
 	CMPQ DI, $const_modeUngated
@@ -130,6 +133,7 @@ meterorgate:
 	CMPQ DI, $const_modeBoth
 	JNE  quiet
 lease:
+	// outside: tracepoint's count on the probe; leaseOut if it ran out.
 	MOVQ Goroutine_stripe(AX), DX
 	LEASE
 	JGT  quiet
@@ -137,9 +141,11 @@ lease:
 	MOVQ AX, st+8(FP)
 	JMP  ·leaseOut(SB)
 quiet:
+	// The quiet return of counted, forcedOrNot and outside: nil.
 	MOVQ $0, ret+32(FP)
 	RET
 measure:
+	// measure.
 	// The frames must be this goroutine's: a g whose goroutine ended is
 	// reused by the next one. Go drops a dead goroutine's frames.
 	MOVQ ·identOffset(SB), DX
@@ -150,6 +156,7 @@ measure:
 	MOVQ AX, st+8(FP)
 	JMP  ·measure(SB)
 flowout:
+	// outside: flowcheck's count ran out (flowOut).
 	FRAME
 	MOVQ AX, st+8(FP)
 	JMP  ·flowOut(SB)
@@ -181,12 +188,3 @@ uncounted:
 	JGT  quiet
 	FRAME
 	JMP  ·spotOut(SB)
-
-// func exit(p *Probe, f *Firing)
-TEXT ·exit(SB), NOSPLIT, $0-16
-	MOVQ f+8(FP), AX
-	CMPQ 0(AX), $0
-	JNE  ended
-	RET
-ended:
-	JMP  ·exitGo(SB)

@@ -21,10 +21,3 @@ func cached() *Goroutine {
 	}
 	return nil
 }
-
-// exit ends the firing *f if it is not nil (Exit).
-func exit(p *Probe, f *Firing) {
-	if *f != nil {
-		exitGo(p, f)
-	}
-}

@@ -117,7 +117,7 @@ func measureOverhead(k int) {
 	c := calib[k]
 	if k == pathForced {
 		f := calib[pathSelected].Begin()
-		defer calib[pathSelected].endAt(&f)
+		defer calib[pathSelected].End(&f)
 	}
 	if c.empty() < 0 { // warms what the private probe touches: a hot probe's rows are in cache
 		return
@@ -180,11 +180,17 @@ func setUntimedLimit() {
 }
 
 // empty is one empty firing of p: its clock difference in ns, or -1 when
-// it was not metered.
+// it was not metered. It begins and ends the firing with Begin and End,
+// the calls generated code makes, so that what the calibration measures
+// is the path a firing takes. End leaves the ended frame's current
+// stretch begun at its clock read (closeStretch): the frame's mark less
+// its start is the firing's clock difference.
 func (p *Probe) empty() int64 {
 	f := p.Begin()
 	if f == nil || f == firstEnd || f.probe != p {
 		return -1
 	}
-	return p.endAt(&f)
+	fr := f
+	p.End(&f)
+	return nanos(fr.start, fr.mark)
 }

@@ -47,6 +47,12 @@ type Chain struct {
 	// wait since its current stretch began (stretch.go), and forgets it;
 	// nil: never.
 	Parked func() bool
+	// Descheduled, with a manual Clock, says how many times the goroutine
+	// was taken off its P without parking since its current stretch
+	// began (sched.go), and forgets it; nil: never. RunWait is the mean
+	// run-queue wait then, in ns.
+	Descheduled func() int
+	RunWait     int64
 }
 
 // Sink receives traces. Its calls run on the traced goroutine and must
@@ -96,6 +102,8 @@ type engineState struct {
 	manual    *clock.Manual
 	clockCost int64 // ns a clock read costs, with a manual clock (tests)
 	parked    func() bool
+	desched   func() int
+	runWait   int64
 	seed      uint64
 }
 
@@ -133,6 +141,7 @@ func Configure(c Chain) {
 		engine.traceMax = math.MaxInt32
 	}
 	engine.sink, engine.manual, engine.clockCost, engine.parked = c.Sink, c.Clock, c.ClockCost, c.Parked
+	engine.desched, engine.runWait = c.Descheduled, c.RunWait
 	hand := c.HandOver
 	if hand <= 0 {
 		hand = 2 * time.Second

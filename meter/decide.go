@@ -8,7 +8,7 @@ import (
 	"github.com/meterio/meter/extensions/flowcheck"
 )
 
-// Firing is what Begin returns and End takes: nil when End has nothing to
+// Firing is what Begin returns and End ends: nil when End has nothing to
 // do, firstEnd for an unmetered firing whose end must be noted, and
 // otherwise the metered firing's frame, so that End needs no look-up. A
 // goroutine's frames never move: each is allocated once, the first time
@@ -19,9 +19,6 @@ type Firing = *Frame
 // firing of the probe has ended yet: not metered, but its End is noted (a
 // probe none of whose firings has ended cannot start a trace).
 var firstEnd = &Frame{}
-
-// Active reports whether End has anything to do with the firing f.
-func (f *Frame) Active() bool { return f != nil }
 
 var (
 	traceIDs        atomic.Uint64

@@ -2,50 +2,38 @@ package meter
 
 import "sync/atomic"
 
-// End ends a firing that Begin returned, on the same goroutine. Generated
-// code calls it before each return of the function (or defers it, in a
-// function with defers of its own). On a metered firing it reads the
-// clock, pops the goroutine's stack, charges the firing's timed parent
-// (parent.go), records the probe's statistics (one pinned write of the P's
-// own row: no atomic instruction on amd64, once the probe is metered often)
-// and lets the chain judge the firing. Frames above f's are firings that a
-// panic or runtime.Goexit unwound: they are dropped first.
-func (p *Probe) End(f Firing) {
-	if f != nil {
-		p.end(f)
-	}
-}
-
-// EndAt ends the firing *f, as End(*f) does. Generated code tests *f
-// itself, in memory, and calls EndAt through probe.Probe.Stop only for a
-// firing that is not nil. It loads *f in endAt, which is not inlined: a
-// load of *f inlined into the generated code would share the test's, and
-// the compiler would then load the firing into a register at every exit,
-// where the test alone compares memory.
-func (p *Probe) EndAt(f *Firing) { p.endAt(f) }
-
-// Exit ends the firing *f, as EndAt does, with the test of *f in the
-// call: generated code calls it (through probe.Probe.EndAt) at the exits
-// where a branch of its own would cost the user's code more than a call
-// (meterinject's exits.go). A firing that is not metered costs the call
-// and, on amd64, an assembly leaf's compare and return.
-func (p *Probe) Exit(f *Firing) { exit(p, f) }
-
-// exitGo ends the firing *f, which is not nil, for exit.
+// End ends the firing *f, one that Begin returned, if it is not nil, on
+// the same goroutine. Generated code calls it before each return of the
+// function (or defers it, in a function with defers of its own), through
+// probe.Probe.End. On a metered firing it reads the clock, pops the
+// goroutine's stack, charges the firing's timed parent (parent.go),
+// records the probe's statistics (one pinned write of the P's own row: no
+// atomic instruction on amd64, once the probe is metered often) and lets
+// the chain judge the firing. Frames above *f's are firings that a panic
+// or runtime.Goexit unwound: they are dropped first.
 //
-//lint:ignore U1000 jumped to from begin_amd64.s
-func exitGo(p *Probe, f *Firing) { p.end(*f) }
-
-// endAt ends the firing *f and returns its clock difference in ns, or -1
-// (end). The calibration's empty firings end through it too, so that what
-// they measure is the path generated code takes.
+// End is not inlined, so that its test of *f is its own. Generated code
+// tests the firing in memory itself before most exits; a load of *f
+// inlined into it would share that test's, and the compiler would then
+// load the firing into a register at every exit, where the test alone
+// compares memory. At the exits where generated code calls End without a
+// test (meterinject's exits.go), a test inlined there would be a branch,
+// which costs the user's condition its short circuit. f does not escape:
+// a function's firing variable stays on its stack.
+//
+// Cost: for a firing that is not metered, the call, End's frame, a
+// compare and the return, with no stack check (nosplit: End's frame is a
+// few words, and end checks its own). That is as much as a call of an
+// assembly leaf, whose Go caller must set the goroutine's register and
+// the zero register again after it; and a metered firing's End calls end
+// directly, where a leaf would reach it through an ABI wrapper's frame.
 //
 //go:noinline
-func (p *Probe) endAt(f *Firing) int64 {
+//go:nosplit
+func (p *Probe) End(f *Firing) {
 	if fr := *f; fr != nil {
-		return p.end(fr)
+		p.end(fr)
 	}
-	return -1
 }
 
 // end ends the firing fr of p and returns its clock difference in ns, or

@@ -70,6 +70,7 @@ type Frame struct {
 	weight int32   // how many firings of its probe it stands for: 1, a sampled probe's gap (sample.go), 0 for a forced firing or a spot check
 	forces int32   // while above 0, the timed firings directly inside it are metered (forced), this many more at most
 	how    uint8   // why it is metered (meterAlways …)
+	left   uint8   // the goroutine's count of leaving the running state when its current stretch began (sched.go)
 	label  *mark   // inside a trace, what goroutines started while it is innermost inherit (join.go)
 
 	_ [8]byte // to whole cache lines (lines_test.go)

@@ -346,6 +346,32 @@ func TestShortProbeIsUntimed(t *testing.T) {
 	checkRow(t, parent, 20, 20*(20*us+100*150), 20*(20*us+100*150))
 }
 
+// A cold probe whose own time per call is under the untimed limit is
+// untimed too when its calls take less than untimedReach times the limit
+// in all: a short recursive function's own time is mostly estimates of its
+// children's metering. One whose calls take longer, a thin wrapper of real
+// work, stays timed.
+func TestShortOwnTimeUntimedWithinReach(t *testing.T) {
+	h := hot()
+	h.SampleShare = 0.01
+	untimed(t, h)
+	root, near, far, work := newProbe(t, "root"), newProbe(t, "near"), newProbe(t, "far"), newProbe(t, "work")
+	// near: 100 ns of its own around 1 µs of work (1.1 µs in all, under
+	// 10 × 200 ns); far: 100 ns around 5 µs (over it).
+	for range h.Initial {
+		fire(root, 1*us, func() {
+			fire(near, 100, func() { fire(work, 1*us, nil) })
+			fire(far, 100, func() { fire(work, 5*us, nil) })
+		})
+	}
+	if s := near.State(); s != Untimed {
+		t.Errorf("near: state %d, want untimed (own 100 ns, 1.1 µs in all)", s)
+	}
+	if s := far.State(); s != Timed {
+		t.Errorf("far: state %d, want timed (own 100 ns, 5.1 µs in all)", s)
+	}
+}
+
 // A probe whose calls are long enough to time but whose metering would
 // cost too much of its own time is sampled: every call counted, one in
 // Sample metered, its totals estimated from those.

@@ -75,7 +75,9 @@ func judge(p *Probe, spot bool, incl, inh, n, t int64) (slow int64) {
 //     says nothing, and a function of 2 ns called a billion times must not
 //     be disabled for reading 0;
 //   - its calls are too short to time, their inclusive time below the
-//     untimed limit (their own time the more so): untimed, counted;
+//     untimed limit (their own time the more so), or their own time below
+//     it and their inclusive time within untimedReach times it: untimed,
+//     counted;
 //   - metering it costs at most Cost of its own time: metered at every
 //     firing (no label);
 //   - else sampled.
@@ -110,7 +112,7 @@ func decide(p *Probe, t int64) {
 		to = DisabledHotspot
 	case engine.gated:
 		to = Timed
-	case inclAvg < UntimedLimit():
+	case inclAvg < UntimedLimit() || ownAvg < UntimedLimit() && inclAvg < untimedReach*UntimedLimit():
 		to = Untimed
 	case h.Affords(ownAvg, cost) || h.Sample <= 0:
 		to = Timed
@@ -131,6 +133,16 @@ func decide(p *Probe, t int64) {
 		p.warm.settle(to == Untimed)
 	}
 }
+
+// untimedReach is how many times the untimed limit a call may take, in
+// all, and still be untimed when its own time is under the limit. The own
+// time of a short call with metered children is mostly what the engine
+// estimates their metering cost, a few tens of ns each, to be: a tiny
+// recursive function (a 7 ns fib whose calls average 40 ns in all) shows
+// several times its own time. Such a call is untimed, its time its
+// caller's. A longer call that does little itself (a middleware closure
+// around a handler) stays timed: its inclusive time is worth having.
+const untimedReach = 10
 
 // resolution returns the shortest own time per call the clock can tell
 // from none: the inner overhead of a metered firing, 1 ns with a manual

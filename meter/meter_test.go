@@ -10,7 +10,10 @@ import (
 	"github.com/meterio/meter/clock"
 )
 
-const us = 1000
+const (
+	us = 1000
+	ms = 1000 * us
+)
 
 // clk is the manual clock of the chain the running test wired.
 var clk *clock.Manual
@@ -43,7 +46,7 @@ func fire(p *Probe, cost int64, body func()) {
 	if body != nil {
 		body()
 	}
-	p.End(f)
+	p.End(&f)
 }
 
 func checkRow(t *testing.T, p *Probe, count, total, inherent int64) {
@@ -103,7 +106,7 @@ func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 	unwound0 := Take().Unwound
 	recovered := func() (r any) {
 		f := outer.Begin()
-		defer func() { r = recover(); outer.End(f) }() // outer has a defer: End deferred
+		defer func() { r = recover(); outer.End(&f) }() // outer has a defer: End deferred
 		clk.Advance(1 * us)
 		fire(middle, 0, func() {
 			fire(inner, 500, func() { panic("boom") })
@@ -205,8 +208,8 @@ func TestNestedInOneFrame(t *testing.T) {
 	clk.Advance(1 * us)
 	fb := b.Begin()
 	clk.Advance(2 * us)
-	b.End(fb)
-	a.End(fa)
+	b.End(&fb)
+	a.End(&fa)
 	checkRow(t, a, 1, 3*us, 1*us)
 	checkRow(t, b, 1, 2*us, 2*us)
 }
@@ -364,14 +367,14 @@ func TestEndTwiceAndLostEnd(t *testing.T) {
 	a, b := newProbe(t, "a"), newProbe(t, "b")
 	fa := a.Begin()
 	clk.Advance(1 * us)
-	a.End(fa)
-	a.End(fa) // twice: nothing
+	a.End(&fa)
+	a.End(&fa) // twice: nothing
 	checkRow(t, a, 1, 1*us, 1*us)
 	// A manual caller that loses an End: the parent's End drops it.
 	fa = a.Begin()
 	func() { b.Begin() }() // deeper, never ended
 	clk.Advance(1 * us)
-	a.End(fa)
+	a.End(&fa)
 	checkRow(t, a, 2, 2*us, 2*us)
 	checkRow(t, b, 1, 0, 0) // called, never ended
 	if d := depthNow(); d != 0 {
@@ -379,9 +382,10 @@ func TestEndTwiceAndLostEnd(t *testing.T) {
 	}
 }
 
-// Exit, the generated code's call exit, ends a metered firing as End
-// does, with the same times, and does nothing for a firing that is nil.
-func TestExitEndsTheFiring(t *testing.T) {
+// End ends a metered firing, and does nothing for a firing that is nil
+// (the generated code's call exit calls it whatever the firing), even on
+// a probe that was never made.
+func TestEndOfMeteredAndNilFirings(t *testing.T) {
 	wire(t, Chain{})
 	p, q := newProbe(t, "p"), newProbe(t, "q")
 	for i := 0; i < 3; i++ {
@@ -389,8 +393,8 @@ func TestExitEndsTheFiring(t *testing.T) {
 		clk.Advance(2 * us)
 		g := q.Begin()
 		clk.Advance(1 * us)
-		q.Exit(&g)
-		p.Exit(&f)
+		q.End(&g)
+		p.End(&f)
 	}
 	checkRow(t, p, 3, 9*us, 6*us)
 	checkRow(t, q, 3, 3*us, 3*us)
@@ -398,16 +402,16 @@ func TestExitEndsTheFiring(t *testing.T) {
 		t.Fatalf("depth = %d", d)
 	}
 	var none Firing
-	p.Exit(&none)
-	(*Probe)(nil).Exit(&none) // an unregistered probe's
+	p.End(&none)
+	(*Probe)(nil).End(&none) // an unregistered probe's
 	checkRow(t, p, 3, 9*us, 6*us)
 	f := p.Begin()
-	if n := testing.AllocsPerRun(1000, func() { p.Exit(&none) }); n != 0 {
-		t.Errorf("Exit of a nil firing: %v allocations", n)
+	if n := testing.AllocsPerRun(1000, func() { p.End(&none) }); n != 0 {
+		t.Errorf("End of a nil firing: %v allocations", n)
 	}
-	p.Exit(&f)
-	if n := testing.AllocsPerRun(1000, func() { f := p.Begin(); clk.Advance(1); p.Exit(&f) }); n != 0 {
-		t.Errorf("Exit of a metered firing: %v allocations", n)
+	p.End(&f)
+	if n := testing.AllocsPerRun(1000, func() { f := p.Begin(); clk.Advance(1); p.End(&f) }); n != 0 {
+		t.Errorf("End of a metered firing: %v allocations", n)
 	}
 }
 
@@ -422,6 +426,38 @@ func TestFiringsAllocateNothing(t *testing.T) {
 	q.Disable(DisabledHotspot)
 	if n := testing.AllocsPerRun(1000, func() { fire(p, 1, body) }); n != 0 {
 		t.Errorf("with a disabled child: %v allocations", n)
+	}
+}
+
+// A stretch in which the scheduler took the goroutine off its P without
+// parking it (its time slice ran out, with more goroutines ready than Ps)
+// is left out of own time when short, as a parked one is; a long one is
+// charged its wall time less a run-queue wait for each time. The inclusive
+// time keeps the waits.
+func TestRunQueueWaitsAreNotOwnTime(t *testing.T) {
+	var left int
+	var parked bool
+	wire(t, Chain{
+		Descheduled: func() int { n := left; left = 0; return n },
+		Parked:      func() bool { p := parked; parked = false; return p },
+		RunWait:     4 * ms,
+	})
+	outer, inner := newProbe(t, "outer"), newProbe(t, "inner")
+	before := Take().Descheduled
+	fire(outer, 2*us, func() {
+		clk.Advance(8 * us) // taken off its P once: a short stretch, left out
+		left = 1
+		fire(inner, 3*us, nil)
+		clk.Advance(40 * ms) // 32 ms of work, and ready twice for 4 ms
+		left = 2
+		fire(inner, 3*us, nil)
+		clk.Advance(6 * us) // parked, and counted as leaving: left out
+		left, parked = 1, true
+	})
+	checkRow(t, outer, 1, 2*us+8*us+3*us+40*ms+3*us+6*us, 32*ms)
+	checkRow(t, inner, 2, 6*us, 6*us)
+	if d := Take().Descheduled - before; d != 2 {
+		t.Fatalf("descheduled stretches %d, want 2", d)
 	}
 }
 

@@ -46,7 +46,7 @@ func (m *mirrorRun) fire(i int, cost int64, body func()) {
 	if body != nil {
 		body()
 	}
-	p.End(f)
+	p.End(&f)
 }
 
 // script fires five probes in nested patterns, with a disabled probe

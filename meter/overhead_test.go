@@ -32,7 +32,7 @@ func TestOverheadTakenOff(t *testing.T) {
 		if body != nil {
 			body()
 		}
-		p.End(f)
+		p.End(&f)
 		clk.Advance(outer - inner)
 	}
 	call(parent, 100, func() {
@@ -115,7 +115,8 @@ func TestOverheadMeasuredOnRealClock(t *testing.T) {
 	p := newProbe(t, "p")
 	before := overhead[pathMeter].next.Load()
 	for i := 0; i < 4*calibrateEvery; i++ {
-		p.End(p.Begin())
+		f := p.Begin()
+		p.End(&f)
 	}
 	if n := overhead[pathMeter].next.Load() - before; n < 3 {
 		t.Errorf("%d measurements in %d metered firings, want at least 3", n, 4*calibrateEvery)
@@ -131,5 +132,35 @@ func TestOverheadMeasuredOnRealClock(t *testing.T) {
 	in, out = overhead[pathSelected].inner.Load(), overhead[pathSelected].outer.Load()
 	if in <= 0 || out < in {
 		t.Fatalf("selected path: inner %d outer %d ns, want 0 < inner ≤ outer", in, out)
+	}
+}
+
+// The calibration's empty firing ends through End, the path generated
+// code takes, and reads its clock difference from the ended frame: the
+// frame's last stretch begins at End's clock read.
+func TestEmptyFiringMeasuresThroughEnd(t *testing.T) {
+	wire(t, Chain{})
+	p := newProbe(t, "p")
+	for _, d := range []int64{0, 7, 1234} {
+		f := p.Begin()
+		fr := f
+		if fr == nil {
+			t.Fatal("firing not metered")
+		}
+		clk.Advance(d)
+		p.End(&f)
+		if got := nanos(fr.start, fr.mark); got != d {
+			t.Fatalf("ended frame's mark less its start = %d ns, want the firing's %d", got, d)
+		}
+	}
+	if d := p.empty(); d != 0 {
+		t.Fatalf("empty firing on a clock that does not move: %d ns", d)
+	}
+	if d := depthNow(); d != 0 {
+		t.Fatalf("depth %d after the empty firing", d)
+	}
+	p.Disable(DisabledHotspot)
+	if d := p.empty(); d != -1 {
+		t.Fatalf("empty firing of a disabled probe: %d, want -1", d)
 	}
 }

@@ -8,8 +8,10 @@ import "sync/atomic"
 // a channel, a lock, a timer, the network) is off the CPU, and a CPU
 // profile charges nothing to the function it waits in: so a stretch in
 // which the goroutine parked to wait (wait_amd64.go) is left out of the
-// firing's own time. One that the scheduler or the collector took off its
-// P for a moment counts whole: it was on the CPU for the rest.
+// firing's own time. One in which the scheduler took the goroutine off its
+// P without parking it (its time slice ran out) is charged its wall time
+// left out too if short, else charged less its waits in the run queue
+// (sched.go).
 // Inclusive time stays the wall time, waits included: a request's latency.
 //
 // What a stretch left out costs: the CPU time it did hold, its part before
@@ -23,28 +25,47 @@ var disturbed atomic.Int64
 // be f's.
 func (f *Frame) openStretch(t int64) {
 	f.mark, f.child = t, 0
-	engine.waitMark()
+	f.left = engine.waitMark()
 }
 
 // closeStretch ends f's current stretch at tick t and begins the next: the
 // stretch's time, less what was charged to it, goes to f's own time unless
 // the goroutine parked to wait in it. The running goroutine must be f's.
 func (f *Frame) closeStretch(t int64) {
-	if engine.waited() {
+	switch n := engine.descheduled(f.left); {
+	case engine.waited():
 		disturbed.Add(1)
-	} else {
+	case n > 0:
+		descheduled.Add(1)
+		if l := nanos(f.mark, t); l >= longStretch {
+			f.own += max(l-int64(n)*runWait(t)-f.child, 0)
+		}
+	default:
 		f.own += nanos(f.mark, t) - f.child
 	}
 	f.mark, f.child = t, 0
-	engine.waitMark()
+	f.left = engine.waitMark()
 }
 
-// waitMark and waited read the process's goroutine (wait_amd64.go), or,
-// with a manual clock, what a test's chain says.
-func (e *engineState) waitMark() {
+// waitMark, waited and descheduled read the process's goroutine
+// (wait_amd64.go), or, with a manual clock, what a test's chain says.
+func (e *engineState) waitMark() uint8 {
 	if e.manual == nil {
-		waitMark()
+		return waitMark()
 	}
+	return 0
+}
+
+// descheduled returns how many times the running goroutine left the
+// running state since it was left times, without counting a park.
+func (e *engineState) descheduled(left uint8) int {
+	if e.manual == nil {
+		return int(timesLeft() - left)
+	}
+	if e.desched == nil {
+		return 0
+	}
+	return e.desched()
 }
 
 func (e *engineState) waited() bool {

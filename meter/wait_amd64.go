@@ -33,152 +33,172 @@ var (
 	waitsOnce  sync.Once
 )
 
-// findWaits sets waitOffset and isWait.
+// waitsSeen reports whether findWaits found the wait reason.
+func waitsSeen() bool { return waitOffset != 0 }
+
+// findWaits sets waitOffset and isWait. On a loaded machine the parked
+// goroutines may not all show as parked before the sleeper wakes: then it
+// looks again, the sleep twice as long, a few times.
 func findWaits() {
 	waitsOnce.Do(func() {
 		findGoid()
 		if goidOffset == 0 {
 			return
 		}
-		var mu sync.Mutex
-		var rw sync.RWMutex
-		var wg sync.WaitGroup
-		cond := sync.NewCond(&sync.Mutex{})
-		condDone := false
-		recv, send, sel := make(chan int), make(chan int), make(chan int)
-		pr, pw, err := os.Pipe()
-		if err != nil {
-			return
-		}
-		defer pr.Close()
-		mu.Lock()
-		rw.Lock()
-		wg.Add(1)
-		kinds := []struct {
-			name string
-			wait func()
-		}{
-			{"chan receive", func() { <-recv }},
-			{"chan receive", func() { <-recv }}, // twice: its byte, and no other, is the same in both
-			{"chan send", func() { send <- 1 }},
-			{"select", func() {
-				select {
-				case <-sel:
-				case <-recv:
-				}
-			}},
-			{"sleep", func() { time.Sleep(100 * time.Millisecond) }},
-			{"sync.Mutex.Lock", func() { mu.Lock() }},
-			{"sync.RWMutex.RLock", func() { rw.RLock() }},
-			{"sync.WaitGroup.Wait", func() { wg.Wait() }},
-			{"sync.Cond.Wait", func() {
-				cond.L.Lock()
-				for !condDone {
-					cond.Wait()
-				}
-				cond.L.Unlock()
-			}},
-			{"IO wait", func() {
-				var b [1]byte
-				pr.Read(b[:])
-			}},
-		}
-		gs := make([]unsafe.Pointer, len(kinds))
-		ids := make([]uint64, len(kinds))
-		var started, ended sync.WaitGroup
-		for i, k := range kinds {
-			started.Add(1)
-			sleeper := k.name == "sleep"
-			if !sleeper {
-				ended.Add(1)
-			}
-			go func() {
-				if !sleeper {
-					defer ended.Done()
-				}
-				gs[i], ids[i] = getgp(), goid()
-				started.Done()
-				k.wait()
-			}()
-		}
-		started.Wait()
-		defer func() {
-			// Every wait ends, and every goroutine with it but the
-			// sleeper, which wakes by itself.
-			mu.Unlock()
-			rw.Unlock()
-			wg.Done()
-			cond.L.Lock()
-			condDone = true
-			cond.Broadcast()
-			cond.L.Unlock()
-			close(recv)
-			close(sel)
-			<-send
-			pw.Close()
-			ended.Wait()
-		}()
-		// Wait until runtime.Stack shows each parked as named.
-		var names map[uint64]string
-		for range 1000 {
-			names = waitNames()
-			all := true
-			for i, k := range kinds {
-				if names[ids[i]] != k.name {
-					all = false
-				}
-			}
-			if all {
-				break
-			}
-			runtime.Gosched()
-		}
-		for i, k := range kinds {
-			if names[ids[i]] != k.name || gs[i] == nil {
+		findLeft()
+		initRunWait()
+		for sleep := 100 * time.Millisecond; sleep <= 1600*time.Millisecond; sleep *= 2 {
+			if !lookForWaits(sleep) {
 				return
 			}
 		}
-		// The byte whose values are nonzero, differ between every two
-		// kinds, and are the same for two goroutines of one kind.
-		const span = 512
-		found := uintptr(0)
-		for o := uintptr(8); o < span; o++ {
-			seen := map[byte]string{}
-			ok := true
-			for i, k := range kinds {
-				b := *(*byte)(unsafe.Add(gs[i], o))
-				if name, dup := seen[b]; b == 0 || dup && name != k.name {
-					ok = false
-					break
-				}
-				seen[b] = k.name
-			}
-			if ok && len(seen) != len(kinds)-1 {
-				ok = false
-			}
-			if ok {
-				if found != 0 {
-					return // two candidates: trust neither
-				}
-				found = o
-			}
-		}
-		if found == 0 {
-			return
-		}
-		waitOffset = found
-		for i := range kinds {
-			isWait[*(*byte)(unsafe.Add(gs[i], found))] = true
-		}
-		// The waits of the same families, which no goroutine here parks in:
-		// the write half of an RWMutex sits between its read half and a
-		// WaitGroup's; a semaphore, a send or receive on a nil channel and
-		// an empty select wait too.
-		r, w := reasonOf(gs, kinds, "sync.RWMutex.RLock"), reasonOf(gs, kinds, "sync.WaitGroup.Wait")
-		if w == r+2 {
-			isWait[r+1] = true
-		}
 	})
+}
+
+// lookForWaits parks a goroutine in each kind of wait, the sleeper for
+// sleep, and sets waitOffset and isWait from their g's. It reports whether
+// to look again: not every goroutine showed as parked in time.
+func lookForWaits(sleep time.Duration) (again bool) {
+	var mu sync.Mutex
+	var rw sync.RWMutex
+	var wg sync.WaitGroup
+	cond := sync.NewCond(&sync.Mutex{})
+	condDone := false
+	recv, send, sel := make(chan int), make(chan int), make(chan int)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return
+	}
+	defer pr.Close()
+	mu.Lock()
+	rw.Lock()
+	wg.Add(1)
+	kinds := []struct {
+		name string
+		wait func()
+	}{
+		{"chan receive", func() { <-recv }},
+		{"chan receive", func() { <-recv }}, // twice: its byte, and no other, is the same in both
+		{"chan send", func() { send <- 1 }},
+		{"select", func() {
+			select {
+			case <-sel:
+			case <-recv:
+			}
+		}},
+		{"sleep", func() { time.Sleep(sleep) }},
+		{"sync.Mutex.Lock", func() { mu.Lock() }},
+		{"sync.RWMutex.RLock", func() { rw.RLock() }},
+		{"sync.WaitGroup.Wait", func() { wg.Wait() }},
+		{"sync.Cond.Wait", func() {
+			cond.L.Lock()
+			for !condDone {
+				cond.Wait()
+			}
+			cond.L.Unlock()
+		}},
+		{"IO wait", func() {
+			var b [1]byte
+			pr.Read(b[:])
+		}},
+	}
+	gs := make([]unsafe.Pointer, len(kinds))
+	ids := make([]uint64, len(kinds))
+	var started, ended sync.WaitGroup
+	for i, k := range kinds {
+		started.Add(1)
+		sleeper := k.name == "sleep"
+		if !sleeper {
+			ended.Add(1)
+		}
+		go func() {
+			if !sleeper {
+				defer ended.Done()
+			}
+			gs[i], ids[i] = getgp(), goid()
+			started.Done()
+			k.wait()
+		}()
+	}
+	started.Wait()
+	defer func() {
+		// Every wait ends, and every goroutine with it but the
+		// sleeper, which wakes by itself.
+		mu.Unlock()
+		rw.Unlock()
+		wg.Done()
+		cond.L.Lock()
+		condDone = true
+		cond.Broadcast()
+		cond.L.Unlock()
+		close(recv)
+		close(sel)
+		<-send
+		pw.Close()
+		ended.Wait()
+	}()
+	// Wait until runtime.Stack shows each parked as named, while the
+	// sleeper sleeps.
+	var names map[uint64]string
+	for deadline := time.Now().Add(sleep / 2); time.Now().Before(deadline); {
+		names = waitNames()
+		all := true
+		for i, k := range kinds {
+			if names[ids[i]] != k.name {
+				all = false
+			}
+		}
+		if all {
+			break
+		}
+		runtime.Gosched()
+	}
+	for i, k := range kinds {
+		if names[ids[i]] != k.name || gs[i] == nil {
+			return true
+		}
+	}
+	// The byte whose values are nonzero, differ between every two
+	// kinds, and are the same for two goroutines of one kind.
+	const span = 512
+	found := uintptr(0)
+	for o := uintptr(8); o < span; o++ {
+		seen := map[byte]string{}
+		ok := true
+		for i, k := range kinds {
+			b := *(*byte)(unsafe.Add(gs[i], o))
+			if name, dup := seen[b]; b == 0 || dup && name != k.name {
+				ok = false
+				break
+			}
+			seen[b] = k.name
+		}
+		if ok && len(seen) != len(kinds)-1 {
+			ok = false
+		}
+		if ok {
+			if found != 0 {
+				return // two candidates: trust neither
+			}
+			found = o
+		}
+	}
+	if found == 0 {
+		return
+	}
+	waitOffset = found
+	for i := range kinds {
+		isWait[*(*byte)(unsafe.Add(gs[i], found))] = true
+	}
+	// The waits of the same families, which no goroutine here parks in:
+	// the write half of an RWMutex sits between its read half and a
+	// WaitGroup's; a semaphore, a send or receive on a nil channel and
+	// an empty select wait too.
+	r, w := reasonOf(gs, kinds, "sync.RWMutex.RLock"), reasonOf(gs, kinds, "sync.WaitGroup.Wait")
+	if w == r+2 {
+		isWait[r+1] = true
+	}
+	return false
 }
 
 // reasonOf returns the reason byte of the goroutine parked as name.
@@ -226,16 +246,73 @@ func waitNames() map[uint64]string {
 	return names
 }
 
-// waitMark returns the running goroutine's wait reason byte, cleared so
-// that a wait from now on shows: what a stretch opens with.
+// waitMark clears the running goroutine's wait reason byte, so that a wait
+// from now on shows, and returns its count of leaving the running state
+// (timesLeft): what a stretch opens with.
 //
 //go:nosplit
-func waitMark() {
-	if waitOffset == 0 {
-		return
+func waitMark() uint8 {
+	g := getgp()
+	if waitOffset != 0 {
+		if r := (*byte)(unsafe.Add(g, waitOffset)); *r != 0 {
+			*r = 0
+		}
 	}
-	if r := (*byte)(unsafe.Add(getgp(), waitOffset)); *r != 0 {
-		*r = 0
+	if leftOffset == 0 {
+		return 0
+	}
+	return *(*uint8)(unsafe.Add(g, leftOffset))
+}
+
+// timesLeft returns the running goroutine's count of leaving the running
+// state (g.trackingSeq), modulo 256; 0 where it was not found.
+//
+//go:nosplit
+func timesLeft() uint8 {
+	if leftOffset == 0 {
+		return 0
+	}
+	return *(*uint8)(unsafe.Add(getgp(), leftOffset))
+}
+
+// leftOffset is the place in g of the byte the runtime adds one to each
+// time the goroutine leaves the running state (parks, or is preempted or
+// yields); 0: not found, and no stretch is seen descheduled.
+var leftOffset uintptr
+
+// findLeft sets leftOffset: the one byte of the running g that goes up by
+// exactly one at each runtime.Gosched. An asynchronous preemption among
+// them spoils a try; it tries again.
+func findLeft() {
+	const span, yields = 512, 5
+	g := getgp()
+	var before, after [span]byte
+	for range 8 {
+		copy(before[:], unsafe.Slice((*byte)(g), span))
+		for range yields {
+			runtime.Gosched()
+		}
+		copy(after[:], unsafe.Slice((*byte)(g), span))
+		found := uintptr(0)
+		for o := uintptr(8); o < span; o++ {
+			if after[o]-before[o] == yields {
+				if found != 0 {
+					found = 0
+					break
+				}
+				found = o
+			}
+		}
+		if found == 0 {
+			continue
+		}
+		// The same byte goes up by one at one more.
+		b := *(*byte)(unsafe.Add(g, found))
+		runtime.Gosched()
+		if *(*byte)(unsafe.Add(g, found)) == b+1 {
+			leftOffset = found
+			return
+		}
 	}
 }
 
@@ -245,7 +322,7 @@ func waitMark() {
 //go:nosplit
 func waited() bool {
 	if waitOffset == 0 {
-		return true
+		return false
 	}
 	return isWait[*(*byte)(unsafe.Add(getgp(), waitOffset))]
 }

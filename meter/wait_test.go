@@ -4,6 +4,7 @@ package meter
 
 import (
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -44,3 +45,44 @@ func TestFindWaits(t *testing.T) {
 }
 
 func runtimeGosched() { runtime.Gosched() }
+
+// The count of leaving the running state is found, and goes up by one at
+// each yield of the P.
+func TestFindLeft(t *testing.T) {
+	findWaits()
+	if leftOffset == 0 {
+		t.Fatal("the runtime's count of a goroutine leaving the running state was not found")
+	}
+	before := timesLeft()
+	runtime.Gosched()
+	runtime.Gosched()
+	if n := timesLeft() - before; n < 2 {
+		t.Fatalf("two yields counted %d times", n)
+	}
+}
+
+// The run-queue wait is read from the runtime's scheduler latencies
+// without allocating, and is a mean of those recorded since.
+func TestRunWaitRead(t *testing.T) {
+	initRunWait()
+	if runQueue.sample == nil {
+		t.Fatal("no /sched/latencies:seconds histogram")
+	}
+	// Goroutines that become ready and wait to run, by the hundred.
+	var wg sync.WaitGroup
+	for range 100 {
+		wg.Add(1)
+		go func() { defer wg.Done(); runtime.Gosched() }()
+	}
+	wg.Wait()
+	var mean int64
+	if n := testing.AllocsPerRun(10, func() {
+		runQueue.at.Store(0)
+		mean = runQueue.read(runWaitEvery + 1)
+	}); n != 0 {
+		t.Errorf("reading the run-queue wait: %v allocations", n)
+	}
+	if mean <= 0 || mean > int64(time.Second) {
+		t.Errorf("mean run-queue wait %d ns", mean)
+	}
+}

@@ -97,14 +97,14 @@ func (a *app) request() {
 	a.clk.Advance(50)
 	l := a.lex.Begin()
 	a.clk.Advance(lexIncl)
-	a.lex.End(l)
+	a.lex.End(&l)
 	a.clk.Advance(30)
-	a.parse.End(p)
+	a.parse.End(&p)
 	p2 := a.parse.Begin()
 	a.clk.Advance(parse2Incl)
-	a.parse.End(p2)
+	a.parse.End(&p2)
 	a.clk.Advance(5)
-	a.handle.End(h)
+	a.handle.End(&h)
 }
 
 // startExports starts the runtime's exports with OTLP on, as
@@ -115,7 +115,7 @@ func (a *app) startExports(t *testing.T, stderr *syncBuffer) *export.Exports {
 	meter.Configure(meter.Chain{Enabled: true, Tracepoint: metertest.TraceAt(a.handle), Sink: e.Sink(), Clock: a.clk})
 	t.Cleanup(func() { meter.Configure(meter.Chain{}) })
 	e.Run()
-	a.handle.End(a.handle.Begin())
+	metertest.Fire(a.handle, nil)
 	return e
 }
 
@@ -395,7 +395,7 @@ func TestBackoffAttempts(t *testing.T) {
 			a := newApp()
 			meter.Configure(meter.Chain{Enabled: true, Tracepoint: metertest.TraceAt(a.handle), Sink: p, Clock: a.clk})
 			defer meter.Configure(meter.Chain{})
-			a.handle.End(a.handle.Begin())
+			metertest.Fire(a.handle, nil)
 			start := time.Now()
 			const calls = 3
 			for call := int64(1); call <= calls; call++ {

@@ -39,14 +39,14 @@ func plain(x uint64) uint64 {
 }
 
 // instrumented has the shape meterinject generates for a function with no
-// defer of its own: On and Start first, Stop before the return.
+// defer of its own: On and Begin first, End before the return.
 //
 //go:noinline
 func instrumented(x uint64) uint64 {
 	f := benchProbes[0].Unmetered()
-	_ = benchProbes[0].On() && benchProbes[0].Start(&f)
+	_ = benchProbes[0].On() && benchProbes[0].Begin(&f)
 	r := mix(x)
-	_ = f != nil && benchProbes[0].Stop(&f)
+	_ = f != nil && benchProbes[0].End(&f)
 	return r
 }
 
@@ -55,21 +55,23 @@ func instrumented(x uint64) uint64 {
 //
 //go:noinline
 func deferred(x uint64) uint64 {
-	if f := benchProbes[1].Begin(); f.Active() {
-		defer benchProbes[1].End(f)
+	f := benchProbes[1].Unmetered()
+	if benchProbes[1].On() && benchProbes[1].Begin(&f) {
+		defer benchProbes[1].End(&f)
 	}
 	return mix(x)
 }
 
 // other is instrumented's twin on another probe, for the parallel cases
-// on different probes.
+// on different probes, with the call exit meterinject generates where a
+// branch would cost the user's condition its short circuit.
 //
 //go:noinline
 func other(x uint64) uint64 {
 	f := benchProbes[2].Unmetered()
-	benchProbes[2].BeginAt(&f)
+	_ = benchProbes[2].On() && benchProbes[2].Begin(&f)
 	r := mix(x)
-	benchProbes[2].End(f)
+	benchProbes[2].End(&f)
 	return r
 }
 
@@ -127,6 +129,8 @@ func BenchmarkFiring(b *testing.B) {
 		{"metered", meter.Chain{}, false, instrumented},
 		{"metered-manual-clock", meter.Chain{Clock: clock.NewManual()}, false, instrumented},
 		{"defer/metered", meter.Chain{}, false, deferred},
+		{"call-exit/disabled", meter.Chain{}, true, other},
+		{"call-exit/metered", meter.Chain{}, false, other},
 		{"clock-read", meter.Chain{}, false, func(x uint64) uint64 { return x + uint64(clock.Now()) }},
 		{"time.Now", meter.Chain{}, false, func(x uint64) uint64 { return x + uint64(time.Now().UnixNano()) }},
 	} {
@@ -135,6 +139,7 @@ func BenchmarkFiring(b *testing.B) {
 			if c.off {
 				benchProbes[0].m.Disable(meter.DisabledHotspot)
 				benchProbes[1].m.Disable(meter.DisabledHotspot)
+				benchProbes[2].m.Disable(meter.DisabledHotspot)
 			}
 			loop(b, c.call)
 		})

@@ -9,16 +9,24 @@
 //
 //	func handle(w http.ResponseWriter, r *http.Request) {
 //		meter__f := meter__probes[3].Unmetered()
-//		_ = meter__probes[3].On() && meter__probes[3].Start(&meter__f)
+//		_ = meter__probes[3].On() && meter__probes[3].Begin(&meter__f)
 //		...
-//		_ = meter__f != nil && meter__probes[3].Stop(&meter__f)
+//		_ = meter__f != nil && meter__probes[3].End(&meter__f)
 //	}
 //
-// or, in a function with defers of its own, with a deferred End. A disabled
-// probe costs the compare of its on-word and a branch (On), and a compare
-// of the firing and a branch at each exit; an exit where a branch would
-// cost the user's condition before it its short circuit calls EndAt
-// instead, which tests the firing inside the engine. Every other firing is
+// or, in a function with defers of its own, with End deferred for a
+// firing that has one to do:
+//
+//	meter__f := meter__probes[4].Unmetered()
+//	if meter__probes[4].On() && meter__probes[4].Begin(&meter__f) {
+//		defer meter__probes[4].End(&meter__f)
+//	}
+//
+// A disabled probe costs the compare of its on-word and a branch (On), and
+// a compare of the firing and a branch at each exit; an exit where a
+// branch would cost the user's condition before it its short circuit
+// calls End alone, meter__probes[3].End(&meter__f), which tests the firing
+// inside the engine. Every other firing is
 // counted, in a call of the engine's assembly leaf, and some are metered.
 // A zero Probe is off: firings before registration (from package variable
 // initialisers) are neither counted nor metered.
@@ -69,8 +77,8 @@
 // written, and a program that does not handle them itself then dies of the
 // signal, with the same exit status as without meter; one that handles
 // them (through signal.Notify or signal.NotifyContext, which meterinject
-// routes through Notify and NotifyContext here) keeps its own shutdown, and
-// its model is written again when it ends. Whether the program handles a
+// routes through SignalNotify and SignalNotifyContext here) keeps its own
+// shutdown, and its model is written again when it ends. Whether the program handles a
 // signal is decided as of its arrival: a shutdown that ends the program's
 // handling (NotifyContext's stop) before the runtime has looked does not
 // make the runtime end the process under it. A test binary, which has no

@@ -24,18 +24,26 @@ func e2eProgram() {
 	Register(e2eProbes[:], "example.com/e2e.main", "example.com/e2e.work", "example.com/e2e.leaf")
 	checkExports() // what generated code does at the start of main
 	main := func() {
-		f := e2eProbes[0].Begin()
+		f := e2eProbes[0].Unmetered()
+		_ = e2eProbes[0].On() && e2eProbes[0].Begin(&f)
 		for range 2 {
 			func() {
-				w := e2eProbes[1].Begin()
-				func() { e2eProbes[2].End(e2eProbes[2].Begin()) }()
+				w := e2eProbes[1].Unmetered()
+				_ = e2eProbes[1].On() && e2eProbes[1].Begin(&w)
+				func() {
+					l := e2eProbes[2].Unmetered()
+					_ = e2eProbes[2].On() && e2eProbes[2].Begin(&l)
+					_ = l != nil && e2eProbes[2].End(&l)
+				}()
 				time.Sleep(100 * time.Microsecond)
-				e2eProbes[1].End(w)
+				_ = w != nil && e2eProbes[1].End(&w)
 			}()
 		}
-		e2eProbes[0].End(f)
+		_ = f != nil && e2eProbes[0].End(&f)
 	}
-	e2eProbes[0].End(e2eProbes[0].Begin()) // a probe starts traces once a firing of it has ended
+	first := e2eProbes[0].Unmetered()
+	_ = e2eProbes[0].On() && e2eProbes[0].Begin(&first)
+	e2eProbes[0].End(&first) // a probe starts traces once a firing of it has ended
 	for range 5 {
 		main()
 	}

@@ -36,8 +36,9 @@ func init() { probe.Register(probes[:], "example.com/hello.main") }
 func main() {
 	defer probe.Shutdown()
 	probe.Main()
-	if f := probes[0].Begin(); f.Active() {
-		defer probes[0].End(f)
+	f := probes[0].Unmetered()
+	if probes[0].On() && probes[0].Begin(&f) {
+		defer probes[0].End(&f)
 	}
 	fmt.Println("hello")
 }
@@ -154,8 +155,9 @@ func (g greeter) Unused() string { return "never called: " + g.name }
 func main() {
 	defer probe.Shutdown()
 	probe.Main()
-	if f := probes[0].Begin(); f.Active() {
-		defer probes[0].End(f)
+	f := probes[0].Unmetered()
+	if probes[0].On() && probes[0].Begin(&f) {
+		defer probes[0].End(&f)
 	}
 	fmt.Println(greeter{"you"})
 }

@@ -19,7 +19,7 @@ var (
 
 // Main is called by generated code at the start of func main, after every
 // package's init. It starts what only a running program needs, not a test
-// binary: the handling of SIGTERM and SIGINT (see Notify), and one line on
+// binary: the handling of SIGTERM and SIGINT (see SignalNotify), and one line on
 // standard error saying what is metered, where the model goes and where
 // the live page is, when an export or the page is configured (silent
 // otherwise), and one line when METER_HTTP asks for the live page and the
@@ -87,14 +87,14 @@ func plural(n int, thing string) string {
 }
 
 // handled records the signals the program handles itself, registration
-// by registration, as os/signal keeps them: Notify adds to a channel's
-// registration (every signal, when none is named), Stop and
-// NotifyContext's stop end one, and Reset and Ignore take their signals
-// out of all of them. A program that has stopped handling SIGINT dies of
+// by registration, as os/signal keeps them: SignalNotify adds to a
+// channel's registration (every signal, when none is named), SignalStop
+// and SignalNotifyContext's stop end one, and SignalReset and SignalIgnore
+// take their signals out of all of them. A program that has stopped handling SIGINT dies of
 // it again, as it would without meter.
 var handled struct {
 	sync.Mutex
-	regs map[any]*sigset // by channel, or by NotifyContext call
+	regs map[any]*sigset // by channel, or by SignalNotifyContext call
 
 	// A signal reaches the program's channel and the runtime's at once, and
 	// the program may stop handling it (its shutdown ends with stop())
@@ -203,43 +203,46 @@ func unmarkSignals(sig []os.Signal) {
 	}
 }
 
-// Notify is signal.Notify, and tells the runtime that the program handles
-// these signals itself: on SIGTERM or SIGINT the model is written and the
-// program's own shutdown goes on. meterinject routes the program's calls
-// of signal.Notify here.
-func Notify(c chan<- os.Signal, sig ...os.Signal) {
+// SignalNotify is signal.Notify, and tells the runtime that the program
+// handles these signals itself: on SIGTERM or SIGINT the model is written
+// and the program's own shutdown goes on. meterinject routes the program's
+// calls of signal.Notify here, as it routes signal.NotifyContext, Stop,
+// Reset and Ignore to the Signal functions below.
+func SignalNotify(c chan<- os.Signal, sig ...os.Signal) {
 	if c != nil { // signal.Notify panics
 		markHandled(c, sig)
 	}
 	signal.Notify(c, sig...)
 }
 
-// Stop is signal.Stop, and tells the runtime that the program no longer
-// handles the signals it asked c for.
-func Stop(c chan<- os.Signal) {
+// SignalStop is signal.Stop, and tells the runtime that the program no
+// longer handles the signals it asked c for.
+func SignalStop(c chan<- os.Signal) {
 	signal.Stop(c)
 	unmarkHandled(c)
 }
 
-// Reset is signal.Reset: the signals' default actions come back, and the
-// runtime, whose own catching of SIGTERM and SIGINT Reset ends too, catches
-// them again, so that the model is still written before they end the
-// process.
-func Reset(sig ...os.Signal) {
+// SignalReset is signal.Reset: the signals' default actions come back,
+// and the runtime, whose own catching of SIGTERM and SIGINT Reset ends
+// too, catches them again, so that the model is still written before they
+// end the process.
+func SignalReset(sig ...os.Signal) {
 	signal.Reset(sig...)
 	unmarkSignals(sig)
 	rewatch(sig)
 }
 
-// Ignore is signal.Ignore: the signals are ignored, by the runtime too.
-func Ignore(sig ...os.Signal) {
+// SignalIgnore is signal.Ignore: the signals are ignored, by the runtime
+// too.
+func SignalIgnore(sig ...os.Signal) {
 	signal.Ignore(sig...)
 	unmarkSignals(sig)
 }
 
-// NotifyContext is signal.NotifyContext, and tells the runtime that the
-// program handles these signals itself until stop is called (see Notify).
-func NotifyContext(parent context.Context, sig ...os.Signal) (context.Context, context.CancelFunc) {
+// SignalNotifyContext is signal.NotifyContext, and tells the runtime that
+// the program handles these signals itself until stop is called (see
+// SignalNotify).
+func SignalNotifyContext(parent context.Context, sig ...os.Signal) (context.Context, context.CancelFunc) {
 	key := new(int)
 	markHandled(key, sig)
 	ctx, stop := signal.NotifyContext(parent, sig...)

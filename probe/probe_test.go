@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/meterio/meter/meter"
 )
 
 // Properties are read once per process, so each case runs this test binary
@@ -26,9 +28,13 @@ func TestMain(m *testing.M) {
 
 var probes [3]Probe
 
+// work has the shape meterinject gives a function with defers of its own:
+// End deferred for a firing that has one to do.
 func work(i int, d time.Duration, nested func()) {
-	f := probes[i].Begin()
-	defer probes[i].End(f)
+	f := probes[i].Unmetered()
+	if probes[i].On() && probes[i].Begin(&f) {
+		defer probes[i].End(&f)
+	}
 	// Busy for d: a wait would not be the function's own time.
 	for start := time.Now(); time.Since(start) < d; {
 	}
@@ -63,7 +69,7 @@ func child(mode string) {
 		var sig chan os.Signal
 		if mode == "handled" {
 			sig = make(chan os.Signal, 1)
-			Notify(sig, syscall.SIGTERM)
+			SignalNotify(sig, syscall.SIGTERM)
 		}
 		Main()
 		for i := 0; i < 3; i++ {
@@ -79,23 +85,23 @@ func child(mode string) {
 		// The program handles SIGTERM for a while, then no longer: SIGTERM
 		// ends it again.
 		sig := make(chan os.Signal, 1)
-		Notify(sig, syscall.SIGTERM)
-		_, stop := NotifyContext(context.Background(), syscall.SIGTERM)
+		SignalNotify(sig, syscall.SIGTERM)
+		_, stop := SignalNotifyContext(context.Background(), syscall.SIGTERM)
 		Main()
 		work(0, 0, func() { work(1, 0, nil) })
 		switch mode {
 		case "stopped":
-			Stop(sig)
+			SignalStop(sig)
 			stop()
 		case "ctxstopped":
-			Stop(sig)
+			SignalStop(sig)
 			stop()
 			stop() // twice, as a deferred stop often is
 		case "reset":
-			Reset(syscall.SIGTERM)
+			SignalReset(syscall.SIGTERM)
 		case "ignorereset":
-			Ignore(syscall.SIGTERM)
-			Reset()
+			SignalIgnore(syscall.SIGTERM)
+			SignalReset()
 		}
 		fmt.Println("ready")
 		select {}
@@ -297,30 +303,44 @@ func TestUnregisteredProbeIsInert(t *testing.T) {
 	if p.on.Load() != 0 || p.Name() != "" {
 		t.Fatal("zero Probe is on or named")
 	}
-	if f := p.Begin(); f.Active() {
-		t.Fatal("a zero Probe began an active firing")
-	}
-	p.End(nil) // must not panic
 	f := p.Unmetered()
-	p.EndAt(&f) // nor the call exit's end
+	if p.On() && p.Begin(&f) || f != nil {
+		t.Fatal("a zero Probe began a firing")
+	}
+	p.End(&f) // the call exit's end must not panic
 }
 
 var exits [1]Probe
 
-// The generated code's two exits, the test (Stop) and the call (EndAt),
-// each end the firing that On and Start began.
-func TestStopAndEndAtEndTheFiring(t *testing.T) {
+// The generated code's exits, the test and the call, and its deferred End
+// each end the firing that On and Begin began.
+func TestEachExitEndsTheFiring(t *testing.T) {
 	Register(exits[:], "example.com/app.exits")
-	for i := 0; i < 10; i++ {
+	deferred := func() {
 		f := exits[0].Unmetered()
-		_ = exits[0].On() && exits[0].Start(&f)
-		if f == nil {
-			t.Fatalf("firing %d not metered", i)
+		if exits[0].On() && exits[0].Begin(&f) {
+			defer exits[0].End(&f)
 		}
-		if i%2 == 0 {
-			_ = f != nil && exits[0].Stop(&f)
+		if f == nil {
+			t.Fatal("deferred firing not metered")
+		}
+	}
+	for i := 0; i < 12; i++ {
+		if i%3 == 2 {
+			deferred()
+			if d := exits[0].m.Metered(); d != int64(i+1) {
+				t.Fatalf("after %d firings, %d ended", i+1, d)
+			}
+			continue
+		}
+		f := exits[0].Unmetered()
+		if metered := exits[0].On() && exits[0].Begin(&f); !metered || f == nil {
+			t.Fatalf("firing %d not metered (Begin said %v)", i, metered)
+		}
+		if i%3 == 0 {
+			_ = f != nil && exits[0].End(&f)
 		} else {
-			exits[0].EndAt(&f)
+			exits[0].End(&f)
 		}
 		if d := exits[0].m.Metered(); d != int64(i+1) {
 			t.Fatalf("after %d firings, %d ended", i+1, d)
@@ -335,12 +355,95 @@ var nested [2]Probe
 func TestNestedFiringsInOneFunction(t *testing.T) {
 	Register(nested[:], "example.com/app.outer", "example.com/app.inner")
 	for i := 0; i < 10; i++ {
-		f := nested[0].Begin()
-		g := nested[1].Begin()
-		nested[1].End(g)
-		nested[0].End(f)
+		f := nested[0].Unmetered()
+		_ = nested[0].On() && nested[0].Begin(&f)
+		g := nested[1].Unmetered()
+		_ = nested[1].On() && nested[1].Begin(&g)
+		_ = g != nil && nested[1].End(&g)
+		_ = f != nil && nested[0].End(&f)
 	}
 	if a, b := nested[0].m.Metered(), nested[1].m.Metered(); a != 10 || b != 10 {
 		t.Fatalf("outer metered %d, inner %d; want 10 and 10", a, b)
+	}
+}
+
+var defers [2]Probe
+
+//go:noinline
+func add(n *int, d int) { *n += d }
+
+// deferShaped has the shape meterinject gives a function with a defer of
+// its own: End deferred for a firing that Begin says has one to do. The
+// compiler open-codes both defers.
+//
+//go:noinline
+func deferShaped(n *int) {
+	f := defers[0].Unmetered()
+	if defers[0].On() && defers[0].Begin(&f) {
+		defer defers[0].End(&f)
+	}
+	defer add(n, 1)
+}
+
+//go:noinline
+func deferShapedPlain(n *int) {
+	defer add(n, 1)
+}
+
+// deferLooping has the same shape in a function that defers in a loop:
+// the compiler open-codes none of its defers, and the runtime allocates
+// those in the loop.
+//
+//go:noinline
+func deferLooping(n *int) {
+	f := defers[1].Unmetered()
+	if defers[1].On() && defers[1].Begin(&f) {
+		defer defers[1].End(&f)
+	}
+	for i := 0; i < 2; i++ {
+		defer add(n, 1)
+	}
+}
+
+//go:noinline
+func deferLoopingPlain(n *int) {
+	for i := 0; i < 2; i++ {
+		defer add(n, 1)
+	}
+}
+
+// The defer shape allocates nothing, metered or not: the firing's
+// address, which the deferred End takes, stays on the stack, whether the
+// compiler open-codes the defers or not. A function allocates what its
+// plain twin does.
+func TestDeferShapeAllocatesNothing(t *testing.T) {
+	Register(defers[:], "example.com/app.deferShaped", "example.com/app.deferLooping")
+	for i, c := range []struct {
+		fn, plain func(*int)
+		adds      int
+	}{{deferShaped, deferShapedPlain, 1}, {deferLooping, deferLoopingPlain, 2}} {
+		m := defers[i].m
+		var n int
+		plain := testing.AllocsPerRun(100, func() { c.plain(&n) })
+		n = 0
+		c.fn(&n) // the goroutine's frames, once
+		metered := m.Metered()
+		allocs := testing.AllocsPerRun(100, func() { c.fn(&n) }) // 101 calls
+		if d := m.Metered() - metered; d != 101 {
+			t.Fatalf("%s: %d firings of 101 metered", m.Name(), d)
+		}
+		if allocs != plain {
+			t.Errorf("%s metered: %v allocations a call, plain %v", m.Name(), allocs, plain)
+		}
+		m.Disable(meter.DisabledHotspot)
+		if allocs := testing.AllocsPerRun(100, func() { c.fn(&n) }); allocs != plain {
+			t.Errorf("%s disabled: %v allocations a call, plain %v", m.Name(), allocs, plain)
+		}
+		if want := c.adds * 203; n != want {
+			t.Fatalf("%s: its own defers ran %d times, want %d", m.Name(), n, want)
+		}
+	}
+	if plain := testing.AllocsPerRun(100, func() { var n int; deferShapedPlain(&n) }); plain != 0 {
+		t.Fatalf("an open-coded defer allocates %v times a call", plain)
 	}
 }

@@ -16,10 +16,10 @@ import (
 //go:noinline
 func root(ctx context.Context, x uint64) uint64 {
 	f := benchProbes[3].Unmetered()
-	_ = benchProbes[3].On() && benchProbes[3].StartMetered(&f) && benchProbes[3].Within(f, ctx)
+	_ = benchProbes[3].On() && benchProbes[3].Begin(&f) && benchProbes[3].Within(f, ctx)
 	r := mix(x)
 	lastCtx = ctx // the function's own use of its context, after the probe
-	_ = f != nil && benchProbes[3].Stop(&f)
+	_ = f != nil && benchProbes[3].End(&f)
 	return r
 }
 
@@ -28,10 +28,10 @@ func root(ctx context.Context, x uint64) uint64 {
 //go:noinline
 func rootStart(ctx context.Context, x uint64) uint64 {
 	f := benchProbes[0].Unmetered()
-	_ = benchProbes[0].On() && benchProbes[0].Start(&f)
+	_ = benchProbes[0].On() && benchProbes[0].Begin(&f)
 	r := mix(x)
 	lastCtx = ctx
-	_ = f != nil && benchProbes[0].Stop(&f)
+	_ = f != nil && benchProbes[0].End(&f)
 	return r
 }
 

@@ -10,17 +10,17 @@ import (
 )
 
 // A signal reaches the program's channel and the runtime's at once; the
-// program's shutdown may end its handling (NotifyContext's stop, Stop)
-// before the runtime has decided what to do with it. The decision is what
-// held when the signal came: the program handled it, so the runtime must
-// not end the process under the program's shutdown.
+// program's shutdown may end its handling (SignalNotifyContext's stop,
+// SignalStop) before the runtime has decided what to do with it. The
+// decision is what held when the signal came: the program handled it, so
+// the runtime must not end the process under the program's shutdown.
 func TestSignalOnItsWayWhenHandlingEnds(t *testing.T) {
 	box := swapChan(t, &mailbox, 8)
 	term := syscall.SIGTERM
 
 	// Reached the runtime, not yet decided on, when the program's stop()
 	// runs.
-	_, stop := NotifyContext(context.Background(), term)
+	_, stop := SignalNotifyContext(context.Background(), term)
 	box <- term
 	stop()
 	if !decide(term) {
@@ -32,17 +32,17 @@ func TestSignalOnItsWayWhenHandlingEnds(t *testing.T) {
 		t.Fatal("a SIGTERM after the program's stop(): handled")
 	}
 
-	// The same with Stop.
+	// The same with SignalStop.
 	c := make(chan os.Signal, 1)
-	Notify(c, term)
+	SignalNotify(c, term)
 	box <- term
-	Stop(c)
+	SignalStop(c)
 	if !decide(term) {
 		t.Fatal("a SIGTERM that came before the program's Stop, decided after it: not handled")
 	}
 
 	// Handling ended before the signal came.
-	_, stop = NotifyContext(context.Background(), term)
+	_, stop = SignalNotifyContext(context.Background(), term)
 	stop()
 	box <- term
 	if decide(term) {
@@ -50,7 +50,7 @@ func TestSignalOnItsWayWhenHandlingEnds(t *testing.T) {
 	}
 
 	// A SIGINT on its way does not excuse a later SIGTERM.
-	_, stop = NotifyContext(context.Background(), term, syscall.SIGINT)
+	_, stop = SignalNotifyContext(context.Background(), term, syscall.SIGINT)
 	box <- syscall.SIGINT
 	stop()
 	if !decide(syscall.SIGINT) {
@@ -78,7 +78,7 @@ func TestSignalOnItsWayWhenHandlingEnds(t *testing.T) {
 	if len(box) != 0 {
 		t.Fatalf("after a burst, %d signals left in mailbox with none in the runtime's channel", len(box))
 	}
-	_, stop = NotifyContext(context.Background(), term)
+	_, stop = SignalNotifyContext(context.Background(), term)
 	stop()
 	if decide(term) {
 		t.Fatal("a SIGTERM after handling ended, following a burst: handled")

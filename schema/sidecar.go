@@ -9,25 +9,27 @@ const (
 // Keys of the .meta file, in the order the runtime writes them. A reader
 // keeps keys it does not know, in file order.
 const (
-	MetaTaken            = "taken"               // RFC 3339 time the model was taken
-	MetaStarted          = "started"             // RFC 3339 time the chain was first wired with metering on
-	MetaFinal            = "final"               // true: the last model of the run
-	MetaCPU              = "cpu_ns"              // the process's CPU time, user and system, in ns, when the model was taken
-	MetaClock            = "clock"               // the tick source: tsc, mono or manual
-	MetaExtensions       = "extensions"          // the chain: name(settings) for each extension, in order, separated by spaces
-	MetaProbes           = "probes"              // probes registered
-	MetaTraces           = "traces"              // traces that ended
-	MetaTruncatedTraces  = "truncated_traces"    // of which cut short
-	MetaDroppedSpans     = "dropped_spans"       // spans lost on the way to an exporter
-	MetaClampedDurations = "clamped_durations"   // negative clock differences counted as zero
-	MetaReenabled        = "reenabled"           // times a spot check re-enabled a probe
-	MetaUnwound          = "unwound"             // metered firings a panic or runtime.Goexit unwound before their end
-	MetaDisturbed        = "disturbed_stretches" // stretches of own time dropped because the goroutine parked in them
-	MetaInterrupted      = "interrupted"         // selected firings whose own time held an interruption, kept at their probe's mean
-	MetaOverhead         = "overhead_ns"         // the engine's own cost per metered firing, as key=value pairs
-	MetaUntimedLimit     = "untimed_limit_ns"    // own time per call under which a cold probe is untimed
-	MetaRoots            = "roots"               // entry probes (units of work), separated by spaces
-	MetaLabels           = "labels"              // label=rows for each label, separated by spaces (the live page)
+	MetaTaken            = "taken"                 // RFC 3339 time the model was taken
+	MetaStarted          = "started"               // RFC 3339 time the chain was first wired with metering on
+	MetaFinal            = "final"                 // true: the last model of the run
+	MetaCPU              = "cpu_ns"                // the process's CPU time, user and system, in ns, when the model was taken
+	MetaClock            = "clock"                 // the tick source: tsc, mono or manual
+	MetaExtensions       = "extensions"            // the chain: name(settings) for each extension, in order, separated by spaces
+	MetaProbes           = "probes"                // probes registered
+	MetaTraces           = "traces"                // traces that ended
+	MetaTruncatedTraces  = "truncated_traces"      // of which cut short
+	MetaDroppedSpans     = "dropped_spans"         // spans lost on the way to an exporter
+	MetaClampedDurations = "clamped_durations"     // negative clock differences counted as zero
+	MetaReenabled        = "reenabled"             // times a spot check re-enabled a probe
+	MetaUnwound          = "unwound"               // metered firings a panic or runtime.Goexit unwound before their end
+	MetaDisturbed        = "disturbed_stretches"   // stretches of own time dropped because the goroutine parked in them
+	MetaDescheduled      = "descheduled_stretches" // stretches charged their wall time less run-queue waits: the goroutine was taken off its P in them
+	MetaWaits            = "waits"                 // "seen": stretches in which a goroutine parked are left out of own time; "not seen": own time holds waits
+	MetaInterrupted      = "interrupted"           // selected firings whose own time held an interruption, kept at their probe's mean
+	MetaOverhead         = "overhead_ns"           // the engine's own cost per metered firing, as key=value pairs
+	MetaUntimedLimit     = "untimed_limit_ns"      // own time per call under which a cold probe is untimed
+	MetaRoots            = "roots"                 // entry probes (units of work), separated by spaces
+	MetaLabels           = "labels"                // label=rows for each label, separated by spaces (the live page)
 )
 
 // Columns of the .stats sidecar. Its first columns are StatsHeader's;

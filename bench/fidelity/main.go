@@ -70,7 +70,7 @@ func (t *tree) calleeFn() {
 		f = t.callee.Begin()
 	}
 	work(perMicro)
-	t.callee.End(f)
+	t.callee.End(&f)
 }
 
 //go:noinline
@@ -83,7 +83,7 @@ func (t *tree) rootFn() {
 		t.calleeFn()
 		work(perMicro)
 	}
-	t.root.End(f)
+	t.root.End(&f)
 }
 
 func main() {

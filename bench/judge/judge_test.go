@@ -342,3 +342,25 @@ func TestMergeRuns(t *testing.T) {
 		t.Error("profiles of different sample types merged")
 	}
 }
+
+// A sample in the frames a counted firing runs is the program's; one in
+// the engine's end, or a clock read, is metering.
+func TestCountingFrames(t *testing.T) {
+	const m = "github.com/meterio/meter/"
+	for fn, counting := range map[string]bool{
+		m + "meter.begin.abi0":       true,
+		m + "meter.(*Probe).Begin":   true,
+		m + "meter.(*Probe).End":     true,
+		m + "probe.(*Probe).On":      true,
+		m + "probe.(*Probe).Begin":   true,
+		m + "probe.(*Probe).End":     true,
+		m + "meter.(*Probe).end":     false,
+		m + "meter.measure":          false,
+		m + "clock.rdtscp":           false,
+		m + "probe.(*Probe).Unknown": false,
+	} {
+		if got := CountingFrames.MatchString(fn); got != counting {
+			t.Errorf("%s: counting %v, want %v", fn, got, counting)
+		}
+	}
+}

@@ -71,6 +71,7 @@ import (
 	"strings"
 
 	"github.com/meterio/meter/report"
+	"github.com/meterio/meter/schema"
 )
 
 func main() {
@@ -199,6 +200,9 @@ func judge(w io.Writer, m *report.Model, rows []report.Row, registered map[strin
 		fmt.Fprintf(w, "; truth: %d functions", len(t.Calls))
 	}
 	fmt.Fprintf(w, "; profile: %d samples, %s CPU\n", samples(whole), seconds(all))
+	if v, ok := m.MetaValue(schema.MetaWaits); ok && v != "seen" {
+		fmt.Fprintf(w, "waits: %s: the engine did not find the wait reason, so own times hold waits\n", v)
+	}
 	if metering != nil {
 		fmt.Fprintf(w, "metering: the runtime's frames hold %.1f%% of the profile's CPU time, left out of shares and hidden\n", 100*measuring/all)
 	}

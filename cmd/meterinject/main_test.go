@@ -57,8 +57,8 @@ func TestCommand(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("meterinject -n: %v\n%s", err, stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "+\t_ = meter__probes[0].On() && meter__probes[0].Start(&meter__f)") ||
-		!strings.Contains(stdout.String(), "+\t_ = meter__f != nil && meter__probes[0].Stop(&meter__f)") {
+	if !strings.Contains(stdout.String(), "+\t_ = meter__probes[0].On() && meter__probes[0].Begin(&meter__f)") ||
+		!strings.Contains(stdout.String(), "+\t_ = meter__f != nil && meter__probes[0].End(&meter__f)") {
 		t.Errorf("no diff on stdout:\n%s", stdout.String())
 	}
 	if want := "meterinject: 1 package, 1 file, 1 function instrumented"; !strings.Contains(stderr.String(), want) {

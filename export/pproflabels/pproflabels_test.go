@@ -29,7 +29,7 @@ func wire(t testing.TB) (root, child *meter.Probe) {
 		meter.Configure(meter.Chain{})
 		e.Close(context.Background())
 	})
-	root.End(root.Begin()) // a probe starts traces once a firing of it has ended
+	metertest.Fire(root, nil) // a probe starts traces once a firing of it has ended
 	return root, child
 }
 
@@ -47,8 +47,8 @@ func TestLabels(t *testing.T) {
 	in := myLabels(t)
 	f := child.Begin()
 	nested := myLabels(t)
-	child.End(f)
-	root.End(h)
+	child.End(&f)
+	root.End(&h)
 	after := myLabels(t)
 	if !strings.Contains(in, `"meter.root":"`+root.Name()+`"`) || !strings.Contains(in, `"meter.trace_id":"`) {
 		t.Errorf("labels inside the trace: %s", in)
@@ -134,12 +134,12 @@ func BenchmarkLabels(b *testing.B) {
 			e.Run()
 			defer meter.Configure(meter.Chain{})
 			defer e.Close(context.Background())
-			root.End(root.Begin())
+			metertest.Fire(root, nil)
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				f := root.Begin()
-				func() { child.End(child.Begin()) }()
-				root.End(f)
+				func() { metertest.Fire(child, nil) }()
+				root.End(&f)
 			}
 		})
 	}

@@ -20,3 +20,15 @@ func TraceAt(roots ...*meter.Probe) *tracepoint.Rule {
 	}
 	return &tracepoint.Rule{Sample: 1, Include: regexp.MustCompile("^(" + strings.Join(names, "|") + ")$")}
 }
+
+// Fire runs body (if not nil) inside one firing of p, begun and ended on
+// the calling goroutine as generated code does: Begin before, End after.
+// Fire(p, nil) is an empty firing, such as the one that lets a probe
+// start traces (none of its firings has ended before).
+func Fire(p *meter.Probe, body func()) {
+	f := p.Begin()
+	if body != nil {
+		body()
+	}
+	p.End(&f)
+}

@@ -32,7 +32,7 @@ func TestProfileParses(t *testing.T) {
 	paths := e.CallPaths()
 	meter.Configure(meter.Chain{Enabled: true, Tracepoint: metertest.TraceAt(handle), Sink: e.Sink(), Clock: clk})
 	defer meter.Configure(meter.Chain{})
-	handle.End(handle.Begin())
+	metertest.Fire(handle, nil)
 	for range 7 {
 		h := handle.Begin()
 		clk.Advance(10)
@@ -41,17 +41,17 @@ func TestProfileParses(t *testing.T) {
 			clk.Advance(100)
 			l := lex.Begin()
 			clk.Advance(30)
-			lex.End(l)
-			parse.End(f)
+			lex.End(&l)
+			parse.End(&f)
 		}
-		handle.End(h)
+		handle.End(&h)
 	}
 	e.StopTraces(context.Background())
 	meter.Configure(meter.Chain{Enabled: true, Clock: clk})
 	for range 4 { // outside traces: the model's own samples
 		l := lex.Begin()
 		clk.Advance(5)
-		lex.End(l)
+		lex.End(&l)
 	}
 	frozen := paths.Frozen()
 	s := meter.Take()

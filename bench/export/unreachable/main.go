@@ -90,7 +90,7 @@ func run(c config, addr string, d time.Duration) (float64, export.Stats, string)
 				for i := 1; i < *flagSpans; i++ {
 					child(tr)
 				}
-				tr.Root.End(f)
+				tr.Root.End(&f)
 				k++
 			}
 			made.Add(k)
@@ -174,5 +174,5 @@ func rounded(v []float64) []int64 {
 func child(tr *harness.Traffic) {
 	g := tr.Child.Begin()
 	work(*flagWork)
-	tr.Child.End(g)
+	tr.Child.End(&g)
 }

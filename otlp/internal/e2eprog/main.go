@@ -16,9 +16,14 @@ func init() {
 	probe.Register(probes[:], "example.com/e2e.main", "example.com/e2e.work", "example.com/e2e.leaf")
 }
 
+// Each function has the probe meterinject gives it: On and Begin at the
+// top, End before each exit.
+
 func main() {
 	defer probe.Shutdown()
-	probes[0].End(probes[0].Begin()) // a probe starts traces once a firing of it has ended
+	f := probes[0].Unmetered()
+	_ = probes[0].On() && probes[0].Begin(&f)
+	probes[0].End(&f) // a probe starts traces once a firing of it has ended
 	for range 5 {
 		request()
 	}
@@ -26,20 +31,24 @@ func main() {
 
 // request is main's traced unit of work.
 func request() {
-	f := probes[0].Begin()
+	f := probes[0].Unmetered()
+	_ = probes[0].On() && probes[0].Begin(&f)
 	for range 2 {
 		work()
 	}
-	probes[0].End(f)
+	_ = f != nil && probes[0].End(&f)
 }
 
 func work() {
-	w := probes[1].Begin()
+	f := probes[1].Unmetered()
+	_ = probes[1].On() && probes[1].Begin(&f)
 	leaf()
 	time.Sleep(100 * time.Microsecond)
-	probes[1].End(w)
+	_ = f != nil && probes[1].End(&f)
 }
 
 func leaf() {
-	probes[2].End(probes[2].Begin())
+	f := probes[2].Unmetered()
+	_ = probes[2].On() && probes[2].Begin(&f)
+	_ = f != nil && probes[2].End(&f)
 }

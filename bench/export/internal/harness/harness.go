@@ -132,7 +132,7 @@ func NewTraffic(spans int) *Traffic {
 // trace handed to sink, and lets the root start traces.
 func (t *Traffic) Configure(sink meter.Sink) {
 	meter.Configure(meter.Chain{Enabled: true, Tracepoint: metertest.TraceAt(t.Root), Sink: sink})
-	t.Root.End(t.Root.Begin()) // a probe starts traces once a firing of it has ended
+	metertest.Fire(t.Root, nil) // a probe starts traces once a firing of it has ended
 }
 
 // Trace makes one trace on the calling goroutine.
@@ -141,12 +141,12 @@ func (t *Traffic) Trace() {
 	for i := 1; i < t.Spans; i++ {
 		t.child()
 	}
-	t.Root.End(f)
+	t.Root.End(&f)
 }
 
 // child is one nested firing, in a function of its own as generated code
 // has it.
-func (t *Traffic) child() { t.Child.End(t.Child.Begin()) }
+func (t *Traffic) child() { metertest.Fire(t.Child, nil) }
 
 // Produce runs producers goroutines that call trace (each makes spans
 // spans) for d, at rate spans per second in all (0: as fast as they can),

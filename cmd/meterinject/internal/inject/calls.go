@@ -20,10 +20,11 @@ import (
 //     logger still reports the caller's line); a Fatalf with its format
 //     alone gets a last argument, meter__fatalv()..., so that the format
 //     stays a constant for vet;
-//   - signal.Notify and signal.NotifyContext are replaced by probe's, which
-//     tell the runtime that the program handles those signals itself, and
-//     signal.Stop, Reset and Ignore by probe's, which tell it that the
-//     program no longer does. The reference stays
+//   - signal.Notify and signal.NotifyContext are replaced by probe's
+//     SignalNotify and SignalNotifyContext, which tell the runtime that the
+//     program handles those signals itself, and signal.Stop, Reset and
+//     Ignore by SignalStop, SignalReset and SignalIgnore, which tell it that
+//     the program no longer does. The reference stays
 //     (meter__notify(signal.Notify)), so the user's import of os/signal
 //     stays used.
 type rewriteCall struct {

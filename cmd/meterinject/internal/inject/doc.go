@@ -28,7 +28,8 @@
 //   - The exports are written before the process ends through os.Exit or
 //     log.Fatal* in instrumented code, and main starts with probe.Main;
 //     signal.Notify, NotifyContext, Stop, Reset and Ignore go through
-//     probe's (calls.go).
+//     probe's SignalNotify, SignalNotifyContext, SignalStop, SignalReset
+//     and SignalIgnore (calls.go).
 //
 // # The shape
 //
@@ -36,25 +37,25 @@
 //
 //	func F(a int) (meter__r0 int, meter__r1 error) {
 //		meter__f := meter__probes[3].Unmetered()
-//		_ = meter__probes[3].On() && meter__probes[3].Start(&meter__f)
+//		_ = meter__probes[3].On() && meter__probes[3].Begin(&meter__f)
 //		...
-//		_ = meter__f != nil && meter__probes[3].Stop(&meter__f)
+//		_ = meter__f != nil && meter__probes[3].End(&meter__f)
 //		return x, nil                       // returns without a call keep their text
 //		...
 //		meter__r0, meter__r1 = g(a), nil    // results that call (or receive, or
-//		_ = meter__f != nil && meter__probes[3].Stop(&meter__f)
+//		_ = meter__f != nil && meter__probes[3].End(&meter__f)
 //		return                              // allocate) are computed first, so the
 //		                                    // time of g is inside the firing
 //	}
 //
-// A function without results gets Stop before its closing brace too,
+// A function without results gets End before its closing brace too,
 // unless its last statement is terminating. Unnamed results are named
 // (meter__r0, …) only in a function that has a return that computes; a
-// user's result names are used as they are. On, Start and Stop are
+// user's result names are used as they are. On, Begin and End are
 // inlined: a disabled probe costs On's compare and branch, and a compare
 // and a branch at each exit. The firing is a variable of its own
 // (declared with Unmetered, which is nil: naming its type would take a
-// type alias, which go lines before 1.9 lack) whose address Start and Stop
+// type alias, which go lines before 1.9 lack) whose address Begin and End
 // take, so that it stays in memory: kept in a register across the body, as
 // f := Begin() kept it, it cost the loops of large functions a register
 // (every probe disabled, +3.5% of yaml.v3's instructions against +3.0% in
@@ -65,23 +66,23 @@
 // never loaded when it is nil. The compiler marks each inlined call with
 // an instruction of the caller's that has the call's line, or else a NOP.
 // The tests are the caller's own expressions, so their branches, on the
-// statements' lines, stand for On's and Stop's marks: BeginAt(&f), the
+// statements' lines, stand for On's and End's marks: BeginAt(&f), a
 // shape before, held its test in its own body and left a NOP in every
 // firing. At the exit, f != nil compares memory with nil; End(f), before,
-// loaded the firing and tested it (the engine's EndAt, which Stop calls,
-// is not inlined, so that no load of the firing is shared with the test).
+// loaded the firing and tested it (the engine's End, which End calls, is
+// not inlined, so that no load of the firing is shared with the test).
 // Expressions, not if statements, so that coverage sees no block of the
 // probe's own.
 //
-// One kind of exit ends with a call instead, EndAt(&f), whose test of the
-// firing is inside the engine: an exit reached straight (through
-// statements that do not branch) from a branch, evaluated in a loop, on a
-// boolean that merges paths: && or || whose right operand calls a
-// function, or a bool variable assigned more than once (for again { … }),
+// One kind of exit ends with End alone, End(&f), whose test of the firing
+// is inside the engine: an exit reached straight (through statements that
+// do not branch) from a branch, evaluated in a loop, on a boolean that
+// merges paths: && or || whose right operand calls a function, or a bool
+// variable assigned more than once (for again { … }),
 //
 //	for {
 //		if s.unread < 1 && !fill(s, 1) {
-//			meter__probes[3].EndAt(&meter__f)
+//			meter__probes[3].End(&meter__f)
 //			return false
 //		}
 //
@@ -92,30 +93,38 @@
 //
 // A root (below: a request handler, a function a go statement starts)
 // with a context.Context parameter, or a handler's http.ResponseWriter and
-// *http.Request, hands them to the trace its firing starts, after the test
-// of the firing, so that a firing that starts none pays that test only:
+// *http.Request, hands them to the trace its firing starts, after Begin
+// said the firing is metered, so that a firing that is not pays nothing
+// more than that test:
 //
-//	_ = meter__probes[3].On() && meter__probes[3].StartMetered(&meter__f) && meter__probes[3].Serving(meter__f, w, r)
+//	_ = meter__probes[3].On() && meter__probes[3].Begin(&meter__f) && meter__probes[3].Serving(meter__f, w, r)
 //
 // (Within(meter__f, ctx) for a context; in the conditional defer's block,
 // before the defer). Unnamed or blank parameters are not handed on.
 //
-// Sources instrumented with an older shape (f := Begin(), BeginAt(&f),
-// End(f), EndAt(&f) at every exit) are still taken out by Remove.
+// Sources instrumented with an older shape are still taken out by Remove:
+// f := Begin() and End(f); BeginAt(&f) and End(f) or EndAt(&f); On() &&
+// Start(&f) and f != nil && Stop(&f) or EndAt(&f); the conditional defer
+// if f := Begin(); f.Active() { defer End(f) }; and the metered twins of
+// the first versions (legacy.go). The runtime no longer has those names.
 //
 // The conditional defer shape,
 //
-//	if meter__f := meter__probes[4].Begin(); meter__f.Active() {
-//		defer meter__probes[4].End(meter__f)
+//	meter__f := meter__probes[4].Unmetered()
+//	if meter__probes[4].On() && meter__probes[4].Begin(&meter__f) {
+//		defer meter__probes[4].End(&meter__f)
 //	}
 //
-// is used for main, for functions with a defer statement of their own
-// (they may recover, and their deferred calls belong to their time), for
-// functions with no exit (no return, a terminating end), where a result
-// name is blank or shadowed at a return that computes, where the layout
-// gives End no line of its own (a return after other code on its line),
-// and for examples with an output comment (go test wants it last in the
-// body). Option ShapeDefer uses it everywhere. Firings that a panic or
+// defers End only for a firing that Begin says has one to do, so that a
+// disabled probe costs On's compare and branch; the compiler open-codes
+// the defer, and the firing stays on the stack. It is used for main, for
+// functions with a defer statement of their own (they may recover, and
+// their deferred calls belong to their time), for functions with no exit
+// (no return, a terminating end), where a result name is blank or
+// shadowed at a return that computes, where the layout gives End no line
+// of its own (a return after other code on its line), and for examples
+// with an output comment (go test wants it last in the body). Option
+// ShapeDefer uses it everywhere. Firings that a panic or
 // runtime.Goexit unwinds before End are the engine's to discard.
 //
 // A body written on one line, "{ S }" or "{}", is split into lines (gofmt

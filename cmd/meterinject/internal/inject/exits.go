@@ -6,7 +6,7 @@ import (
 	"go/types"
 )
 
-// Exits whose Stop is a call (EndAt) rather than the inline test.
+// Exits whose End is a call alone rather than after the inline test.
 //
 // The compiler lowers a condition with && or || through a boolean phi
 // (and a bool variable assigned on several paths is one too), then, in
@@ -25,7 +25,7 @@ import (
 // the body of the if is such a successor. The inline test before its
 // return,
 //
-//	_ = meter__f != nil && meter__probes[3].Stop(&meter__f)
+//	_ = meter__f != nil && meter__probes[3].End(&meter__f)
 //
 // is a branch: the pass gives up, and the condition is computed into a
 // register and tested, 2 to 4 instructions more each time it is
@@ -33,7 +33,7 @@ import (
 // evaluates such conditions in its loops, many times a firing). A call
 // is not a branch,
 //
-//	meter__probes[3].EndAt(&meter__f)
+//	meter__probes[3].End(&meter__f)
 //
 // so those exits call the engine, which tests the firing itself: about
 // ten instructions more than the test, paid only when the exit is taken.

@@ -301,3 +301,63 @@ func stripOlderShape(t *testing.T, instrumented, plain, shape string) {
 		t.Errorf("stripped:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// Trees instrumented by an earlier meterinject (testdata/oldshape/TREE/
+// CASE/out, next to the plain in/) are given back byte for byte by
+// -remove, registration files deleted whole. startstop holds what the
+// version before the probe's methods were renamed wrote: On and Start at
+// the top, Stop or EndAt at the exits, the defer shape's Active test, and
+// the registration file's calls of probe.Notify and the like; twins, what
+// the versions with metered twins wrote (legacy.go).
+func TestRemoveOlderTrees(t *testing.T) {
+	cases, err := filepath.Glob("testdata/oldshape/*/*/out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) == 0 {
+		t.Fatal("no trees under testdata/oldshape")
+	}
+	// What the trees must hold between them, so that each older form is
+	// taken out by a case.
+	older := map[string]bool{
+		".Start(&meter__f)": false, ".Stop(&meter__f)": false, ".EndAt(&meter__f)": false,
+		".Active() {": false, "meter__probe.Notify\n": false, "meter__probe.Stop\n": false,
+		twinMarker: false,
+	}
+	for _, out := range cases {
+		for _, b := range readTree(t, out) {
+			for k := range older {
+				if bytes.Contains(b, []byte(k)) {
+					older[k] = true
+				}
+			}
+		}
+	}
+	for k, found := range older {
+		if !found {
+			t.Errorf("no tree under testdata/oldshape holds %q", k)
+		}
+	}
+	for _, out := range cases {
+		dir := filepath.Dir(out)
+		name, _ := filepath.Rel("testdata/oldshape", dir)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			work := t.TempDir()
+			writeTree(t, work, readTree(t, out), "")
+			os.WriteFile(filepath.Join(work, "go.mod"), []byte("module example.com/golden\n\ngo "+runtimeGoLine(t)+"\n"), 0o644)
+			o := caseOptions(t, dir)
+			o.Dir = work
+			o.Runtime = repoRoot(t)
+			o.Patterns = []string{"./..."}
+			o.Stderr = &bytes.Buffer{}
+			o.Remove = true
+			if _, err := Run(o); err != nil {
+				t.Fatal(err)
+			}
+			removed := readTree(t, work)
+			delete(removed, "go.mod")
+			compareTree(t, "remove gives the input back", removed, readTree(t, filepath.Join(dir, "in")))
+		})
+	}
+}

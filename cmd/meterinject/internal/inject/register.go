@@ -65,12 +65,6 @@ func (g *group) generated(o *Options) []byte {
 		b.WriteString("\t" + n.prefix + "os \"os\"\n\n")
 	}
 	b.WriteString("\t" + pr + " \"" + probePkg + "\"\n")
-	if len(g.sites) > 0 {
-		// probe.Firing is the engine's type: Go inlines its methods (and
-		// so Begin and End) only into a package that imports the engine.
-		b.WriteString("\n\t// The engine: without it among the imports, Begin and End are not inlined.\n")
-		b.WriteString("\t_ \"" + enginePkg + "\"\n")
-	}
 	if g.isProgram() && (o.OTLP || o.Live) {
 		b.WriteString("\n\t// Exports the program asked for.\n")
 		if o.Live {
@@ -119,11 +113,11 @@ func (g *group) generated(o *Options) []byte {
 		hExit:      {"writes the exports once os.Exit's code is known, before the process ends.", "(code int) int {\n\tPR.Shutdown()\n\treturn code\n}"},
 		hFatal:     {"writes the exports once a log.Fatal call's arguments are known.", "(v interface{}) interface{} {\n\tPR.Shutdown()\n\treturn v\n}"},
 		hFatalV:    {"writes the exports once a log.Fatal call's arguments are known.", "(v ...interface{}) []interface{} {\n\tPR.Shutdown()\n\treturn v\n}"},
-		hNotify:    {"stands for signal.Notify: probe.Notify also tells the runtime\n// that the program handles those signals itself.", "(" + notifyFunc + ") " + notifyFunc + " {\n\treturn PR.Notify\n}"},
-		hNotifyCtx: {"stands for signal.NotifyContext: probe.NotifyContext also tells\n// the runtime that the program handles those signals itself.", "(" + notifyCtxFunc + ") " + notifyCtxFunc + " {\n\treturn PR.NotifyContext\n}"},
-		hStop:      {"stands for signal.Stop: probe.Stop also tells the runtime that\n// the program no longer handles those signals itself.", "(" + stopFunc + ") " + stopFunc + " {\n\treturn PR.Stop\n}"},
-		hReset:     {"stands for signal.Reset: probe.Reset also tells the runtime\n// that the program no longer handles those signals itself.", "(" + sigsFunc + ") " + sigsFunc + " {\n\treturn PR.Reset\n}"},
-		hIgnore:    {"stands for signal.Ignore: probe.Ignore also tells the runtime\n// that the program no longer handles those signals itself.", "(" + sigsFunc + ") " + sigsFunc + " {\n\treturn PR.Ignore\n}"},
+		hNotify:    {"stands for signal.Notify: probe.SignalNotify also tells the\n// runtime that the program handles those signals itself.", "(" + notifyFunc + ") " + notifyFunc + " {\n\treturn PR.SignalNotify\n}"},
+		hNotifyCtx: {"stands for signal.NotifyContext: probe.SignalNotifyContext\n// also tells the runtime that the program handles those signals itself.", "(" + notifyCtxFunc + ") " + notifyCtxFunc + " {\n\treturn PR.SignalNotifyContext\n}"},
+		hStop:      {"stands for signal.Stop: probe.SignalStop also tells the runtime\n// that the program no longer handles those signals itself.", "(" + stopFunc + ") " + stopFunc + " {\n\treturn PR.SignalStop\n}"},
+		hReset:     {"stands for signal.Reset: probe.SignalReset also tells the\n// runtime that the program no longer handles those signals itself.", "(" + sigsFunc + ") " + sigsFunc + " {\n\treturn PR.SignalReset\n}"},
+		hIgnore:    {"stands for signal.Ignore: probe.SignalIgnore also tells the\n// runtime that the program no longer handles those signals itself.", "(" + sigsFunc + ") " + sigsFunc + " {\n\treturn PR.SignalIgnore\n}"},
 	}
 	for _, h := range hs {
 		name, text := n.helper(h), helpers[h]

@@ -56,11 +56,11 @@ const (
 	hExit      = "exit"      // os.Exit's code: flush, then the code
 	hFatal     = "fatal"     // a log.Fatal argument: flush, then the argument
 	hFatalV    = "fatalv"    // the same, for the whole variadic slice
-	hNotify    = "notify"    // signal.Notify → probe.Notify
-	hNotifyCtx = "notifyctx" // signal.NotifyContext → probe.NotifyContext
-	hStop      = "stop"      // signal.Stop → probe.Stop
-	hReset     = "reset"     // signal.Reset → probe.Reset
-	hIgnore    = "ignore"    // signal.Ignore → probe.Ignore
+	hNotify    = "notify"    // signal.Notify → probe.SignalNotify
+	hNotifyCtx = "notifyctx" // signal.NotifyContext → probe.SignalNotifyContext
+	hStop      = "stop"      // signal.Stop → probe.SignalStop
+	hReset     = "reset"     // signal.Reset → probe.SignalReset
+	hIgnore    = "ignore"    // signal.Ignore → probe.SignalIgnore
 )
 
 // reroutes matches the names of the helpers that a rerouted call calls,
@@ -230,7 +230,7 @@ type sitePlan struct {
 	results  []string
 	returns  []*ast.ReturnStmt
 	evaluate map[*ast.ReturnStmt]bool // results evaluated before End
-	calls    map[*ast.ReturnStmt]bool // Stop as a call (exits.go)
+	calls    map[*ast.ReturnStmt]bool // End alone, a call with no test (exits.go)
 	endCall  bool                     // the same, at the closing brace
 	why      string                   // why the defer shape, for tests
 }
@@ -254,7 +254,7 @@ func instrument(j *fileJob, shape Shape) []byte {
 	return applyEdits(j.src, edits)
 }
 
-// exit returns the Stop statement for the return r: test, or call.
+// exit returns the End statement for the return r: test, or call.
 func (p *sitePlan) exit(r *ast.ReturnStmt, test, call string) string {
 	if p.calls[r] {
 		return call
@@ -476,10 +476,10 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 	fv, pr := n.firing(), n.probe(s.index)
 	// The exit: the test of the firing in memory is the function's own, so
 	// that it is a compare and a branch with no inline mark (doc.go).
-	end := "_ = " + fv + " != nil && " + pr + ".Stop(&" + fv + ")"
-	// Or a call, where a branch would cost the condition that leads to
-	// the exit its short circuit (exits.go).
-	endCall := pr + ".EndAt(&" + fv + ")"
+	end := "_ = " + fv + " != nil && " + pr + ".End(&" + fv + ")"
+	// Or End alone, whose test is the engine's, where a branch would cost
+	// the condition that leads to the exit its short circuit (exits.go).
+	endCall := pr + ".End(&" + fv + ")"
 	if !layoutOK(j, s) {
 		return nil
 	}
@@ -505,8 +505,12 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 		top = append(top, "defer "+n.helper(hShutdown)+"()")
 	}
 	if s.skip == "" {
-		// A root with a context or a request hands it to the trace it
-		// starts, after the test of the firing (probe/request.go).
+		// The firing lives in a variable whose address is taken, so that
+		// it stays in memory, out of the body's registers. The test is an
+		// expression of the function's own, whose branch stands for On's
+		// inline mark (doc.go). A root with a context or a request hands
+		// it to the trace its firing starts, after Begin said the firing
+		// is metered (probe/request.go).
 		hand := ""
 		if kind, args, ok := strings.Cut(s.request, ":"); ok {
 			if kind == "ctx" {
@@ -515,19 +519,17 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 				hand = pr + ".Serving(" + fv + ", " + args + ")"
 			}
 		}
+		top = append(top, fv+" := "+pr+".Unmetered()")
 		switch {
 		case p.shape == ShapeDefer && hand != "":
-			top = append(top, "if "+fv+" := "+pr+".Begin(); "+fv+".Active() {", "\t"+hand, "\tdefer "+pr+".End("+fv+")", "}")
+			top = append(top, "if "+pr+".On() && "+pr+".Begin(&"+fv+") {", "\t"+hand, "\tdefer "+pr+".End(&"+fv+")", "}")
 		case p.shape == ShapeDefer:
-			top = append(top, "if "+fv+" := "+pr+".Begin(); "+fv+".Active() {", "\tdefer "+pr+".End("+fv+")", "}")
+			// End is deferred only for a firing Begin says it has to end.
+			top = append(top, "if "+pr+".On() && "+pr+".Begin(&"+fv+") {", "\tdefer "+pr+".End(&"+fv+")", "}")
 		case hand != "":
-			top = append(top, fv+" := "+pr+".Unmetered()", "_ = "+pr+".On() && "+pr+".StartMetered(&"+fv+") && "+hand)
+			top = append(top, "_ = "+pr+".On() && "+pr+".Begin(&"+fv+") && "+hand)
 		default:
-			// The firing lives in a variable whose address is taken, so
-			// that it stays in memory, out of the body's registers. The
-			// test is an expression of the function's own, whose branch
-			// stands for On's inline mark (doc.go).
-			top = append(top, fv+" := "+pr+".Unmetered()", "_ = "+pr+".On() && "+pr+".Start(&"+fv+")")
+			top = append(top, "_ = "+pr+".On() && "+pr+".Begin(&"+fv+")")
 		}
 	}
 	var edits []edit

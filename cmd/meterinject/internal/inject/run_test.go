@@ -83,7 +83,7 @@ func TestDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "+\t_ = meter__probes[0].On() && meter__probes[0].Start(&meter__f)") || !strings.Contains(out.String(), "meter_probes_gen.go") {
+	if !strings.Contains(out.String(), "+\t_ = meter__probes[0].On() && meter__probes[0].Begin(&meter__f)") || !strings.Contains(out.String(), "meter_probes_gen.go") {
 		t.Errorf("diff lacks the probe or the generated file:\n%s", out.String())
 	}
 	sameTree(t, "-n", before, snapshot(t, dir))

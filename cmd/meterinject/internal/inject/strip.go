@@ -54,22 +54,26 @@ func newStripper(fset *token.FileSet, f *ast.File, src []byte, prefix string) *s
 	q := regexp.QuoteMeta(prefix)
 	arr := q + `(?:test|x)?probes\[\d+\]`
 	fv := q + `f`
-	// End statements: _ = f != nil && Stop(&f), or EndAt(&f) (exits.go),
-	// after f := Unmetered() and _ = On() && Start(&f). The older shapes
-	// are still taken out: End(f) or EndAt(&f) after f := Unmetered() and
-	// BeginAt(&f), or End(f) after f := Begin().
-	// What a root hands the trace it starts: Within(f, ctx) or
-	// Serving(f, w, r), its arguments the function's parameters or nil.
+	// End statements: _ = f != nil && End(&f), or End(&f) alone
+	// (exits.go), after f := Unmetered() and _ = On() && Begin(&f); the
+	// defer shape, f := Unmetered() and if On() && Begin(&f) { defer
+	// End(&f) }. The shapes of earlier versions are taken out too:
+	// _ = f != nil && Stop(&f) or EndAt(&f) after _ = On() && Start(&f);
+	// End(f) or EndAt(&f) after BeginAt(&f); End(f) after f := Begin();
+	// and the defer shape if f := Begin(); f.Active() { defer End(f) }.
+	// What a root hands the trace it starts, after Begin: Within(f, ctx)
+	// or Serving(f, w, r), its arguments the function's parameters or nil.
 	hand := arr + `\.(?:Within|Serving)\(` + fv + `(?:, [^(),\n]+)+\)`
-	endCall := `(?:` + arr + `\.End(?:\(` + fv + `\)|At\(&` + fv + `\))` +
-		`|_ = ` + fv + ` != nil && ` + arr + `\.Stop\(&` + fv + `\))`
+	endCall := `(?:` + arr + `\.End(?:\(` + fv + `\)|\(&` + fv + `\)|At\(&` + fv + `\))` +
+		`|_ = ` + fv + ` != nil && ` + arr + `\.(?:End|Stop)\(&` + fv + `\))`
+	unmetered := fv + ` := ` + arr + `\.Unmetered\(\)\n[ \t]*`
 	gen := `(?:` + q + `(?:test|x)?main\(\)` +
 		`|defer ` + q + `(?:test|x)?shutdown\(\)` +
-		`|` + fv + ` := ` + arr + `\.Unmetered\(\)\n[ \t]*` + arr + `\.BeginAt\(&` + fv + `\)` +
-		`|` + fv + ` := ` + arr + `\.Unmetered\(\)\n[ \t]*_ = ` + arr + `\.On\(\) && ` + arr + `\.Start\(&` + fv + `\)` +
-		`|` + fv + ` := ` + arr + `\.Unmetered\(\)\n[ \t]*_ = ` + arr + `\.On\(\) && ` + arr + `\.StartMetered\(&` + fv + `\) && ` + hand +
+		`|` + unmetered + `_ = ` + arr + `\.On\(\) && ` + arr + `\.(?:Begin|Start)\(&` + fv + `\)(?: && ` + hand + `)?` +
+		`|` + unmetered + `if ` + arr + `\.On\(\) && ` + arr + `\.Begin\(&` + fv + `\) \{\n(?:[ \t]*` + hand + `\n)?[ \t]*defer ` + arr + `\.End\(&` + fv + `\)\n[ \t]*\}` +
+		`|` + unmetered + arr + `\.BeginAt\(&` + fv + `\)` +
 		`|` + fv + ` := ` + arr + `\.Begin\(\)` +
-		`|if ` + fv + ` := ` + arr + `\.Begin\(\); ` + fv + `\.Active\(\) \{\n(?:[ \t]*` + hand + `\n)?[ \t]*defer ` + arr + `\.End\(` + fv + `\)\n[ \t]*\}` +
+		`|if ` + fv + ` := ` + arr + `\.Begin\(\); ` + fv + `\.Active\(\) \{\n[ \t]*defer ` + arr + `\.End\(` + fv + `\)\n[ \t]*\}` +
 		`|` + endCall + `)`
 	return &stripper{
 		src: src, fset: fset, f: f, q: q,

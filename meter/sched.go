@@ -1,0 +1,123 @@
+package meter
+
+import (
+	"math"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+)
+
+// A goroutine that the scheduler takes off its P without parking it
+// (preempted after its time slice, with more goroutines ready to run than
+// there are Ps) waits in the run queue, then runs on: its stretch's wall
+// time holds that wait, which a CPU profile does not charge. The runtime
+// counts, in each g, the times the goroutine left the running state (a
+// byte, g.trackingSeq, found at start-up: wait_amd64.go), and measures how
+// long goroutines stay ready before they run (/sched/latencies:seconds).
+//
+// A stretch in which the goroutine was taken off its P is left out of own
+// time, as one in which it parked is, when it is shorter than longStretch:
+// it is then mostly the wait, and what it held of CPU time is small (the
+// scheduler takes a goroutine off after 10 ms of running, so a stretch
+// holds a preemption about as often as its CPU time is a share of 10 ms).
+// A longer one (a loop whose calls are untimed, in a process with more
+// work than Ps) is charged its wall time less a mean run-queue wait of the
+// moment for each time, and no less than nothing. The mean is that of the
+// goroutines that became ready lately, not this one's; and a stretch that
+// left the running state 256 times or more (seconds of one function's own
+// time without a metered call) is charged too much, the count being a
+// byte.
+
+// longStretch is the wall time, in ns, from which a stretch the goroutine
+// was taken off its P in is charged less its waits rather than left out.
+const longStretch = 10_000_000
+
+// descheduled counts stretches charged their wall time less run-queue
+// waits.
+var descheduled atomic.Int64
+
+// The run-queue wait: the mean of the scheduler latencies recorded since
+// the previous read, read at most every runWaitEvery ns.
+const runWaitEvery = 10_000_000
+
+type latencies struct {
+	mu     sync.Mutex
+	sample []metrics.Sample
+	prev   []uint64
+	at     atomic.Int64 // tick of the last read
+	mean   atomic.Int64 // ns
+}
+
+var runQueue latencies
+
+// initRunWait reads the latencies once, so that later reads reuse their
+// histogram and allocate nothing.
+func initRunWait() {
+	s := &runQueue
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sample != nil {
+		return
+	}
+	s.sample = []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	metrics.Read(s.sample)
+	if s.sample[0].Value.Kind() != metrics.KindFloat64Histogram {
+		s.sample = nil
+		return
+	}
+	h := s.sample[0].Value.Float64Histogram()
+	s.prev = make([]uint64, len(h.Counts))
+	s.meanSince(h)
+}
+
+// runWait returns the mean run-queue wait in ns, as of tick t: the figure
+// a test's chain gives with a manual clock.
+func runWait(t int64) int64 {
+	if engine.manual != nil {
+		return engine.runWait
+	}
+	return runQueue.read(t)
+}
+
+// read returns the mean wait, read again if the last read is older than
+// runWaitEvery and no other goroutine is reading it.
+func (s *latencies) read(t int64) int64 {
+	if nanos(s.at.Load(), t) >= runWaitEvery && s.mu.TryLock() {
+		if s.sample != nil {
+			metrics.Read(s.sample)
+			s.meanSince(s.sample[0].Value.Float64Histogram())
+		}
+		s.at.Store(t)
+		s.mu.Unlock()
+	}
+	return s.mean.Load()
+}
+
+// meanSince sets mean from the latencies h recorded since prev, and
+// prev to h's counts; with none recorded since, mean stays. Under mu.
+func (s *latencies) meanSince(h *metrics.Float64Histogram) {
+	var n, sum float64
+	for i, c := range h.Counts {
+		if i >= len(s.prev) {
+			break
+		}
+		d := float64(c - s.prev[i])
+		s.prev[i] = c
+		if d == 0 {
+			continue
+		}
+		lo, hi := h.Buckets[i], h.Buckets[i+1]
+		mid := (lo + hi) / 2
+		switch {
+		case math.IsInf(lo, -1):
+			mid = hi
+		case math.IsInf(hi, 1):
+			mid = lo
+		}
+		n += d
+		sum += d * mid
+	}
+	if n > 0 {
+		s.mean.Store(int64(sum / n * 1e9))
+	}
+}
