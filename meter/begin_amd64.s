@@ -124,6 +124,14 @@ meterorgate:
 	JEQ  measure
 	CMPL Goroutine_trace(AX), $0
 	JNE  measure
+	// A goroutine new on this g (the runtime gives a finished goroutine's
+	// g to the next one) goes to Go, as in meterOrGate, which notes it
+	// once (sameGoroutine): one started inside a trace joins it there
+	// (join.go).
+	MOVQ ·identOffset(SB), DX
+	MOVQ (CX)(DX*1), DX
+	CMPQ DX, Goroutine_goid(AX)
+	JNE  slow
 	// outside: the gates of a firing outside any trace.
 	CMPL Probe_ended(BX), $0
 	JEQ  outsidego

@@ -98,6 +98,9 @@ func meterOrGate(p *Probe, pos, pc uintptr) Firing {
 	g.acquire()
 	g.sameGoroutine()
 	g.release()
+	if g.joining() && quick.mode != modeUngated && g.trace == 0 {
+		return joinFirst(p, g, pos, pc) // started inside a trace (join.go)
+	}
 	if quick.mode == modeUngated || g.trace != 0 {
 		return measure(p, g, pos, pc)
 	}
@@ -338,7 +341,7 @@ func (p *Probe) forcesFirst() bool {
 // be why its probe is disabled), not its ancestor's.
 func (g *Goroutine) meter(p *Probe, pos, pc uintptr, how uint8, w int32) Firing {
 	if g.trace != 0 {
-		if g.full || g.traced >= engine.traceMax {
+		if g.full || g.traceCount() >= engine.traceMax { // on all the trace's goroutines (join.go)
 			g.full = true
 			g.release()
 			return nil
@@ -388,9 +391,11 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int
 	g.forcing = b2u32(f.forces > 0)
 	if g.trace != 0 && !p.internal {
 		g.traced++
+		g.countTraced()
 		if engine.sink != nil {
 			g.addSpan(f, d, p)
 		}
+		g.markPush(f) // what goroutines it starts inherit (join.go)
 	}
 	g.depth = d + 1
 	f.start = now() // last but the stretches and the release, so the engine's work stays outside

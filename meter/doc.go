@@ -56,6 +56,25 @@
 // bracketed by an acquire and a release on the state itself, so that the
 // detector sees the hand-over of a g from a dead goroutine to a new one.
 //
+// # Traces across goroutines
+//
+// A goroutine started while a trace is open on its creator joins that
+// trace (join.go): its first metered firing is a span of the trace, whose
+// parent is the span open in the creator at the go statement, and its part
+// of the trace ends with that firing. The runtime hands the child what it
+// needs with no change to the go statement: a new goroutine inherits its
+// creator's profiler labels, and inside a trace those point at a mark that
+// begins with the goroutine's own label set (what the profiler reads) and
+// names the trace and the span open. The engine looks at a goroutine's
+// labels once, when it first meets the goroutine: begin's leaf sends a
+// goroutine that is new on its g to Go (sameGoroutine). Marks come in
+// blocks that the collector gives back once no goroutine's labels point
+// into them. METER_TRACE_MAX counts the whole trace; a joined part that
+// outlives the trace's root ends at its next hand-over. Worker pools fed
+// by channels are not followed: their goroutines were started outside the
+// trace. With -otlp, the otlp module's RootHook makes a trace started by a
+// root with a context or a request a child of the caller's span.
+//
 // # Statistics
 //
 // A probe's statistics go to a shared row, under a small lock, for its first
@@ -72,7 +91,8 @@
 // # What it must never do
 //
 // Begin and End allocate nothing once a goroutine's stack has reached its
-// depth (and, in a trace, its span buffer its size), take no lock after a
+// depth (and, in a trace, its span buffer its size, and the pool of marks
+// the blocks the collector gave back: join.go), take no lock after a
 // probe's first 256 metered firings and a goroutine's first firing, never
 // block, and never look anything up by name. Configure writes the chain
 // while no firing reads it.

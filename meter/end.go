@@ -93,6 +93,9 @@ func (p *Probe) end(fr Firing) int64 {
 		g.forcing = 0
 	}
 	g.depth = d
+	if fr.label != nil {
+		g.markPop(fr, d) // the parent's mark again (join.go)
+	}
 	if p.first.Load() == 0 {
 		p.first.CompareAndSwap(0, fr.start)
 	}
@@ -158,6 +161,9 @@ func (g *Goroutine) unwind() {
 		parent.mark, parent.child = fr.start, 0
 	}
 	g.depth = d
+	if fr.label != nil {
+		g.markPop(fr, d)
+	}
 	g.forcing = 0
 	if d > 0 {
 		g.forcing = b2u32(g.frames[d-1].forces > 0)

@@ -47,7 +47,9 @@ type Goroutine struct {
 	//lint:ignore U1000 used under -race (race.go)
 	handoff atomic.Uint32
 
-	_ [16]byte // to whole cache lines (lines_test.go)
+	join *joinState // its side of the trace it is in, across goroutines (join.go); nil before its first trace
+
+	_ [8]byte // to whole cache lines (lines_test.go)
 }
 
 // Frame is one metered firing on a goroutine's stack.
@@ -69,8 +71,9 @@ type Frame struct {
 	forces int32   // while above 0, the timed firings directly inside it are metered (forced), this many more at most
 	how    uint8   // why it is metered (meterAlways …)
 	left   uint8   // the goroutine's count of leaving the running state when its current stretch began (sched.go)
+	label  *mark   // inside a trace, what goroutines started while it is innermost inherit (join.go)
 
-	_ [16]byte // to whole cache lines (lines_test.go)
+	_ [8]byte // to whole cache lines (lines_test.go)
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

@@ -10,6 +10,7 @@ func (g *Goroutine) startTrace(p *Probe) {
 	if engine.sink != nil {
 		engine.sink.TraceStarted(g, p)
 	}
+	g.openRoot() // goroutines it starts join it (join.go)
 }
 
 // idBlock is how many trace ids a goroutine takes from traceIDs at a
@@ -46,29 +47,43 @@ func (c *stripedCount) load() int64 {
 
 // addSpan gives frame f, at index d on g's stack, a span in the current
 // trace, whose parent is the span of the frame below, unless f is the root.
+// A joined goroutine's first span's parent is its creator's (join.go).
 func (g *Goroutine) addSpan(f *Frame, d int32, p *Probe) {
-	parent := int32(-1)
+	parent := g.partParent()
 	if d > g.trace-1 {
 		parent = g.spans[g.frames[d-1].span].Index
 	}
 	f.span = int32(len(g.spans))
-	g.spans = append(g.spans, Span{Probe: p, Index: g.nextSpan, Parent: parent})
-	g.nextSpan++
+	g.spans = append(g.spans, Span{Probe: p, Index: g.spanIndex(), Parent: parent})
 }
 
 // endTrace ends g's trace: its root ended, or was dropped. What is left of
 // its spans goes to the sink, marked truncated if the trace reached the
-// maximum, was handed over in parts or lost its root.
+// maximum, was handed over in parts or lost its root. On a goroutine that
+// joined another's trace it ends the goroutine's part (join.go).
 func (g *Goroutine) endTrace() {
+	id, shared := g.TraceID, g.sharedTrace()
 	truncated := g.full || g.cut
+	final, ended := true, true
+	if shared != nil {
+		final, truncated, ended = g.partEnd(truncated)
+		if ended {
+			g.rootEnded()
+		}
+		g.leavePart()
+	} else if truncated {
+		tracesTruncated.Add(1)
+	}
 	if engine.sink != nil {
-		engine.sink.TraceSpans(g.TraceID, g.spans, true, truncated)
+		engine.sink.TraceSpans(id, g.spans, final, truncated)
 		clear(g.spans)
 		g.spans = g.spans[:0]
 	}
-	tracesEnded.add(g.stripe, 1)
-	if truncated {
-		tracesTruncated.Add(1)
+	if ended {
+		if shared != nil {
+			shared.rootDone.Store(true)
+		}
+		tracesEnded.add(g.stripe, 1)
 	}
 	g.trace, g.traced, g.full, g.cut, g.nextSpan = 0, 0, false, false, 0
 	g.flowLeft = 0 // flowcheck draws the next gap at the goroutine's next firing
@@ -81,6 +96,11 @@ func (g *Goroutine) endTrace() {
 // root up, stay, with their indexes.
 func (g *Goroutine) handOver(t int64) {
 	g.handed = t
+	if g.partOutlived() { // a joined goroutine's part outlived its trace's root (join.go)
+		g.cut = true
+		g.endTrace()
+		return
+	}
 	if engine.sink == nil {
 		return
 	}

@@ -48,7 +48,24 @@
 // Ids are deterministic, so nothing is drawn at random per span: a trace id
 // is 8 random bytes drawn once per process followed by the meter trace id
 // (big-endian), a span id 4 random bytes drawn once per process followed by
-// 1 + the span's index in its trace (TraceID, SpanID).
+// 1 + the span's index in its trace (TraceID, SpanID). A trace's goroutines
+// share its ids: a goroutine started inside a trace joins it (package meter).
+//
+// # Under the caller's span
+//
+// The package's init registers a meter.RootHook. A trace started by a root
+// whose function has a context.Context or *http.Request parameter (which
+// meterinject hands to the probe) becomes a child of the caller's span: the
+// context's valid span context, else the request's W3C traceparent header
+// or a gRPC method's incoming metadata. The trace then takes the caller's
+// trace id, its root span's parent is the caller's span, and its span ids'
+// first 4 bytes mix in the meter trace id. The root span carries the
+// request, under OpenTelemetry's semantic conventions: http.request.method,
+// url.path, http.route and http.response.status_code (read from the
+// http.ResponseWriter as the root's firing ends) for a net/http handler;
+// rpc.system, rpc.service and rpc.method for a gRPC method; it is of kind
+// server when it stands for the request in this process. Only traced
+// requests reach the hook; the last 4096 are kept for the exporter.
 //
 // The transport clients' own retries are off: the export pipeline backs off
 // itself, with jitter, and drops spans at the queue while it does, so that

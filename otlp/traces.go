@@ -2,7 +2,6 @@ package otlp
 
 import (
 	"context"
-	"encoding/binary"
 	"os"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -45,6 +44,7 @@ type traceExporter struct {
 	spans  []*spanMsg // one per span of the largest batch so far, when not raw
 	ptrs   []*tracepb.Span
 	trunc  *commonpb.KeyValue // meter.truncated = true, shared by every span that carries it
+	ids    resolver           // each span's ids, and a root's request (root.go)
 }
 
 // spanMsg is one span's message and what it points into.
@@ -54,7 +54,7 @@ type spanMsg struct {
 	inh   commonpb.AnyValue_IntValue
 	val   commonpb.AnyValue
 	kv    commonpb.KeyValue
-	attrs [2]*commonpb.KeyValue
+	attrs []*commonpb.KeyValue // meter.inherent_ns, a root's request, meter.truncated
 }
 
 var _ export.SpanExporter = (*traceExporter)(nil)
@@ -77,6 +77,7 @@ func newTraceExporterWith(c otlptrace.Client, raw bool, res *resource.Resource) 
 		client: c,
 		raw:    raw,
 		scope:  &tracepb.ScopeSpans{Scope: &commonpb.InstrumentationScope{Name: ScopeName}},
+		ids:    resolver{table: roots},
 	}
 	e.trunc = e.truncated()
 	e.req = []*tracepb.ResourceSpans{{
@@ -94,8 +95,9 @@ func (*traceExporter) truncated() *commonpb.KeyValue {
 
 // ExportSpans sends one batch as one request.
 func (e *traceExporter) ExportSpans(ctx context.Context, spans []export.Span) error {
+	e.ids.have = false // the table may have changed since the last batch
 	if e.raw {
-		e.buf = appendSpans(e.buf[:0], spans)
+		e.buf = appendSpans(e.buf[:0], spans, &e.ids)
 		e.scope.ProtoReflect().SetUnknown(protoreflect.RawFields(e.buf))
 	} else {
 		e.messages(spans)
@@ -109,33 +111,40 @@ func (e *traceExporter) messages(spans []export.Span) {
 		m := &spanMsg{}
 		m.val.Value = &m.inh
 		m.kv.Key, m.kv.Value = AttrInherent, &m.val
-		m.attrs = [2]*commonpb.KeyValue{&m.kv, e.trunc}
-		m.span.Kind = tracepb.Span_SPAN_KIND_INTERNAL
 		e.spans = append(e.spans, m)
 		e.ptrs = append(e.ptrs, &m.span)
 	}
+	var attrBuf [8]attr
 	for i := range spans {
 		s, m := &spans[i], e.spans[i]
-		binary.BigEndian.PutUint64(m.ids[0:], traceSalt)
-		binary.BigEndian.PutUint64(m.ids[8:], s.Trace)
-		binary.BigEndian.PutUint32(m.ids[16:], spanSalt)
-		binary.BigEndian.PutUint32(m.ids[20:], uint32(s.Index)+1)
+		x := e.ids.of(s)
+		copy(m.ids[0:16], x.trace[:])
+		copy(m.ids[16:24], x.span[:])
 		sp := &m.span
 		sp.TraceId, sp.SpanId = m.ids[0:16], m.ids[16:24]
 		sp.ParentSpanId = nil
-		if s.Parent >= 0 {
-			binary.BigEndian.PutUint32(m.ids[24:], spanSalt)
-			binary.BigEndian.PutUint32(m.ids[28:], uint32(s.Parent)+1)
+		if x.hasParent {
+			copy(m.ids[24:32], x.parent[:])
 			sp.ParentSpanId = m.ids[24:32]
 		}
+		sp.Kind = tracepb.Span_SpanKind(x.kind)
 		sp.Name = s.Name
 		sp.StartTimeUnixNano, sp.EndTimeUnixNano = uint64(s.Start), uint64(s.End)
 		m.inh.IntValue = s.Inherent
-		if s.Truncated {
-			sp.Attributes = m.attrs[:2]
-		} else {
-			sp.Attributes = m.attrs[:1]
+		m.attrs = append(m.attrs[:0], &m.kv)
+		if x.req != nil {
+			for _, a := range requestAttrs(attrBuf[:0], x.req) {
+				v := &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: a.str}}
+				if a.int {
+					v = &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: a.num}}
+				}
+				m.attrs = append(m.attrs, &commonpb.KeyValue{Key: a.key, Value: v})
+			}
 		}
+		if s.Truncated {
+			m.attrs = append(m.attrs, e.trunc)
+		}
+		sp.Attributes = m.attrs
 	}
 	e.scope.Spans = e.ptrs[:len(spans)]
 }

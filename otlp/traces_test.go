@@ -22,12 +22,31 @@ func testSpans() []export.Span {
 		{Trace: 1, Index: 1, Parent: 0, Name: "example.com/app.(*T).m", Start: 1_700_000_000_000_000_100, End: 1_700_000_000_000_000_900, Inherent: 0},
 		{Trace: 1 << 62, Index: 99_999, Parent: 12345, Name: strings.Repeat("x", 300), Start: 5, End: 5, Inherent: 1 << 40, Truncated: true},
 		{Trace: 2, Index: 0, Parent: -1, Name: "", Start: 0, End: 0, Inherent: 127, Truncated: true},
+		// Trace 1<<40 has a request (testRequest): the caller's trace id,
+		// its span as the root's parent, and the request's attributes.
+		{Trace: 1 << 40, Index: 0, Parent: -1, Name: "example.com/app.serve", Start: 10, End: 20, Inherent: 3},
+		{Trace: 1 << 40, Index: 1, Parent: 0, Name: "example.com/app.step", Start: 11, End: 19, Inherent: 8, Truncated: true},
+	}
+}
+
+// testRequest gives trace 1<<40 of testSpans a request under a remote
+// caller's span.
+func testRequest() {
+	roots.mu.Lock()
+	defer roots.mu.Unlock()
+	q := roots.take(1 << 40)
+	q.view = requestView{
+		parentTrace: [16]byte{0xab, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+		parentSpan:  [8]byte{0xcd, 1, 2, 3, 4, 5, 6, 7},
+		hasParent:   true, server: true,
+		method: "GET", path: "/items/7", route: "GET /items/{id}", status: 404,
 	}
 }
 
 // TestSpanBytes: the hand-written encoding is byte for byte what the
 // protobuf runtime writes for the same spans as messages.
 func TestSpanBytes(t *testing.T) {
+	testRequest()
 	e := newTraceExporterWith(&marshalClient{}, false, resource.Default())
 	spans := testSpans()
 	e.messages(spans)
@@ -35,7 +54,7 @@ func TestSpanBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := appendSpans(nil, spans)
+	got := appendSpans(nil, spans, &resolver{table: roots})
 	if !bytes.Equal(got, want) {
 		i := 0
 		for i < len(got) && i < len(want) && got[i] == want[i] {
@@ -47,6 +66,23 @@ func TestSpanBytes(t *testing.T) {
 	var back tracepb.ScopeSpans
 	if err := proto.Unmarshal(got, &back); err != nil || len(back.Spans) != len(spans) || back.Spans[2].Name != spans[2].Name {
 		t.Fatalf("decoded %d spans: %v", len(back.Spans), err)
+	}
+	root, step := back.Spans[4], back.Spans[5]
+	if root.TraceId[0] != 0xab || string(step.TraceId) != string(root.TraceId) || root.ParentSpanId[0] != 0xcd ||
+		string(step.ParentSpanId) != string(root.SpanId) || root.Kind != tracepb.Span_SPAN_KIND_SERVER || step.Kind != tracepb.Span_SPAN_KIND_INTERNAL {
+		t.Fatalf("request's trace: root %v\nstep %v", root, step)
+	}
+	attrs := map[string]string{}
+	for _, kv := range root.Attributes {
+		attrs[kv.Key] = kv.Value.String()
+	}
+	for k, v := range map[string]string{AttrHTTPMethod: "GET", AttrURLPath: "/items/7", AttrHTTPRoute: "GET /items/{id}", AttrHTTPStatus: "404"} {
+		if !strings.Contains(attrs[k], v) {
+			t.Errorf("root attribute %s = %s, want %s", k, attrs[k], v)
+		}
+	}
+	if len(step.Attributes) != 2 {
+		t.Errorf("the request's attributes on a span that is not its root: %v", step.Attributes)
 	}
 }
 

@@ -767,3 +767,76 @@ var _ = (*health).count
 		t.Errorf("Check must be kept and a root, count left out:\n%s", s)
 	}
 }
+
+// panicProgram crashes in a goroutine that a goroutine's function starts:
+// with tracepoint on, inside a trace, which the crashing goroutine joined.
+var panicProgram = map[string]string{
+	"main.go": `package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+)
+
+func work(n int) string {
+	s := 0
+	for i := 0; i < n*100; i++ {
+		s += i * i
+	}
+	return fmt.Sprint(s)
+}
+
+func crash(n, at int) {
+	if n == at {
+		panic(fmt.Sprint("crash at ", n))
+	}
+	_ = work(n)
+}
+
+func handle(n, at int, done chan struct{}) {
+	_ = work(n)
+	inner := make(chan struct{})
+	go func() {
+		crash(n, at)
+		close(inner) // not deferred: main must not return while the panic prints
+	}()
+	<-inner
+	close(done)
+}
+
+func main() {
+	at, _ := strconv.Atoi(os.Args[1])
+	for i := 0; i < 20; i++ {
+		done := make(chan struct{})
+		go handle(i, at, done)
+		<-done
+	}
+}
+`,
+}
+
+// TestPanicInATracedGoroutine: a panic in a goroutine that joined a trace
+// prints the same message, stack and "created by" lines as the plain
+// program, its profiler labels too (GODEBUG=tracebacklabels=1).
+func TestPanicInATracedGoroutine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the runtime")
+	}
+	dir := writeFiles(t, "example.com/crash", copyMap(panicProgram))
+	plain, inst := buildBoth(t, dir, &Options{All: true})
+	traced := []string{"METER_TRACEPOINT_ENABLED=true", "METER_TRACEPOINT_SAMPLE=1"}
+	for _, env := range [][]string{nil, {"GODEBUG=tracebacklabels=1"}} {
+		want, wantCode := run(t, plain, env, "12")
+		if !strings.Contains(want, "created by main.handle") || !strings.Contains(want, "panic: crash at 12") {
+			t.Fatalf("the plain program does not crash as it should:\n%s", want)
+		}
+		for _, props := range [][]string{traced, nil} {
+			got, code := run(t, inst, append(append([]string{}, env...), props...), "12")
+			got, want := stripGoroutineIDs(got), stripGoroutineIDs(want)
+			if got != want || code != wantCode {
+				t.Errorf("%v %v: instrumented output (exit %d) differs from plain (exit %d):\n%s", env, props, code, wantCode, lineDiff(want, got))
+			}
+		}
+	}
+}

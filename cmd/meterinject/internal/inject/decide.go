@@ -68,6 +68,9 @@ func decide(o *Options, jobs []*pkgJob, inl inlineSet, model map[string]bool, su
 				for _, s := range fj.sites {
 					s.handler = isHandler(fj, s, services)
 					s.root = s.handler || s.lit != nil && goLits[s.lit] || goFuncs[siteKey(fj, s)]
+					if s.root {
+						s.request = requestArgs(fj, s)
+					}
 					switch {
 					case s.ignored:
 						s.skip = skipIgnore
@@ -96,6 +99,53 @@ func decide(o *Options, jobs []*pkgJob, inl inlineSet, model map[string]bool, su
 			}
 		}
 	}
+}
+
+// requestArgs returns the arguments that the probe of s, a root, hands
+// the trace it starts (probe.Probe.Within, Serving): its *http.Request
+// parameter, after its http.ResponseWriter or nil, or else its
+// context.Context parameter; "" when it has none of them with a name.
+func requestArgs(fj *fileJob, s *site) string {
+	sig := signatureOf(fj, s)
+	if sig == nil {
+		return ""
+	}
+	var names []string
+	for _, f := range s.funcType().Params.List {
+		if len(f.Names) == 0 {
+			names = append(names, "_")
+		}
+		for _, n := range f.Names {
+			names = append(names, n.Name)
+		}
+	}
+	if len(names) != sig.Params().Len() {
+		return ""
+	}
+	w, r, ctx := "", "", ""
+	for i := 0; i < sig.Params().Len(); i++ {
+		if names[i] == "_" {
+			continue
+		}
+		t := sig.Params().At(i).Type()
+		switch {
+		case w == "" && isNamed(t, "net/http", "ResponseWriter"):
+			w = names[i]
+		case r == "" && isPointerTo(t, "net/http", "Request"):
+			r = names[i]
+		case ctx == "" && isNamed(t, "context", "Context"):
+			ctx = names[i]
+		}
+	}
+	switch {
+	case r != "" && w != "":
+		return "http:" + w + ", " + r
+	case r != "":
+		return "http:nil, " + r
+	case ctx != "":
+		return "ctx:" + ctx
+	}
+	return ""
 }
 
 // isHandler reports whether s is a request handler: net/http's shape, or

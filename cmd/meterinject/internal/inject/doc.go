@@ -91,6 +91,17 @@
 // instructions more than the test, only when the exit is taken (exits.go
 // has why and when; docs/meterinject.md the figures).
 //
+// A root (below: a request handler, a function a go statement starts)
+// with a context.Context parameter, or a handler's http.ResponseWriter and
+// *http.Request, hands them to the trace its firing starts, after Begin
+// said the firing is metered, so that a firing that is not pays nothing
+// more than that test:
+//
+//	_ = meter__probes[3].On() && meter__probes[3].Begin(&meter__f) && meter__probes[3].Serving(meter__f, w, r)
+//
+// (Within(meter__f, ctx) for a context; in the conditional defer's block,
+// before the defer). Unnamed or blank parameters are not handed on.
+//
 // Sources instrumented with an older shape are still taken out by Remove:
 // f := Begin() and End(f); BeginAt(&f) and End(f) or EndAt(&f); On() &&
 // Start(&f) and f != nil && Stop(&f) or EndAt(&f); the conditional defer

@@ -13,11 +13,12 @@ type site struct {
 	lit           *ast.FuncLit  // nil for a declaration
 	body          *ast.BlockStmt
 	doc           *ast.CommentGroup
-	ignored       bool // //meter:ignore on it or on a function it is in
-	isMain        bool // func main of package main, or TestMain: flushes the exports
-	isProgramMain bool // func main of package main: also calls probe.Main
-	handler       bool // a request handler: always kept
-	root          bool // a handler or a goroutine's function: where traces start
+	ignored       bool   // //meter:ignore on it or on a function it is in
+	isMain        bool   // func main of package main, or TestMain: flushes the exports
+	isProgramMain bool   // func main of package main: also calls probe.Main
+	handler       bool   // a request handler: always kept
+	root          bool   // a handler or a goroutine's function: where traces start
+	request       string // for a root: what its probe hands the trace it starts ("ctx", "w, r": requestArgs); "" for nothing
 	skip          string
 	index         int // index in the probe array, when instrumented
 	plan          *sitePlan

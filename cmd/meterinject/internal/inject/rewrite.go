@@ -508,12 +508,27 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 		// The firing lives in a variable whose address is taken, so that
 		// it stays in memory, out of the body's registers. The test is an
 		// expression of the function's own, whose branch stands for On's
-		// inline mark (doc.go).
+		// inline mark (doc.go). A root with a context or a request hands
+		// it to the trace its firing starts, after Begin said the firing
+		// is metered (probe/request.go).
+		hand := ""
+		if kind, args, ok := strings.Cut(s.request, ":"); ok {
+			if kind == "ctx" {
+				hand = pr + ".Within(" + fv + ", " + args + ")"
+			} else {
+				hand = pr + ".Serving(" + fv + ", " + args + ")"
+			}
+		}
 		top = append(top, fv+" := "+pr+".Unmetered()")
-		if p.shape == ShapeDefer {
+		switch {
+		case p.shape == ShapeDefer && hand != "":
+			top = append(top, "if "+pr+".On() && "+pr+".Begin(&"+fv+") {", "\t"+hand, "\tdefer "+pr+".End(&"+fv+")", "}")
+		case p.shape == ShapeDefer:
 			// End is deferred only for a firing Begin says it has to end.
 			top = append(top, "if "+pr+".On() && "+pr+".Begin(&"+fv+") {", "\tdefer "+pr+".End(&"+fv+")", "}")
-		} else {
+		case hand != "":
+			top = append(top, "_ = "+pr+".On() && "+pr+".Begin(&"+fv+") && "+hand)
+		default:
 			top = append(top, "_ = "+pr+".On() && "+pr+".Begin(&"+fv+")")
 		}
 	}

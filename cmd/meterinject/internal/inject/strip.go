@@ -61,13 +61,16 @@ func newStripper(fset *token.FileSet, f *ast.File, src []byte, prefix string) *s
 	// _ = f != nil && Stop(&f) or EndAt(&f) after _ = On() && Start(&f);
 	// End(f) or EndAt(&f) after BeginAt(&f); End(f) after f := Begin();
 	// and the defer shape if f := Begin(); f.Active() { defer End(f) }.
+	// What a root hands the trace it starts, after Begin: Within(f, ctx)
+	// or Serving(f, w, r), its arguments the function's parameters or nil.
+	hand := arr + `\.(?:Within|Serving)\(` + fv + `(?:, [^(),\n]+)+\)`
 	endCall := `(?:` + arr + `\.End(?:\(` + fv + `\)|\(&` + fv + `\)|At\(&` + fv + `\))` +
 		`|_ = ` + fv + ` != nil && ` + arr + `\.(?:End|Stop)\(&` + fv + `\))`
 	unmetered := fv + ` := ` + arr + `\.Unmetered\(\)\n[ \t]*`
 	gen := `(?:` + q + `(?:test|x)?main\(\)` +
 		`|defer ` + q + `(?:test|x)?shutdown\(\)` +
-		`|` + unmetered + `_ = ` + arr + `\.On\(\) && ` + arr + `\.(?:Begin|Start)\(&` + fv + `\)` +
-		`|` + unmetered + `if ` + arr + `\.On\(\) && ` + arr + `\.Begin\(&` + fv + `\) \{\n[ \t]*defer ` + arr + `\.End\(&` + fv + `\)\n[ \t]*\}` +
+		`|` + unmetered + `_ = ` + arr + `\.On\(\) && ` + arr + `\.(?:Begin|Start)\(&` + fv + `\)(?: && ` + hand + `)?` +
+		`|` + unmetered + `if ` + arr + `\.On\(\) && ` + arr + `\.Begin\(&` + fv + `\) \{\n(?:[ \t]*` + hand + `\n)?[ \t]*defer ` + arr + `\.End\(&` + fv + `\)\n[ \t]*\}` +
 		`|` + unmetered + arr + `\.BeginAt\(&` + fv + `\)` +
 		`|` + fv + ` := ` + arr + `\.Begin\(\)` +
 		`|if ` + fv + ` := ` + arr + `\.Begin\(\); ` + fv + `\.Active\(\) \{\n[ \t]*defer ` + arr + `\.End\(` + fv + `\)\n[ \t]*\}` +
