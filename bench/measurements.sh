@@ -25,6 +25,7 @@ section() { # title command...
 section "Instructions per call, by path (over the plain function)" bench/callgrind.sh 200000
 section "Instructions per call of the chain's paths (over a disabled probe's call)" env BENCH=Chain CASES="untimed sampled outside-tracepoint outside-flowcheck disabled-spotcheck" bench/callgrind.sh 200000
 section "Instructions per operation of whole programs" bench/cost.sh yaml service
+section "A selected call runs cold: a sampled function's own time per call, model against profile, by METER_HOTSPOT_SAMPLE" bench/adversarial/sample-bias.sh
 section "The adversarial programs, judged" bash -c 'bench/adversarial/run.sh >"$0/adv.log" 2>&1 || true; sed -n "/^Summary/,\$p" "$0/adv.log"' "$tmp"
 
 {

@@ -10,6 +10,7 @@ func findMP() {}
 // times are wall times (stretch.go).
 func waitMark() uint8  { return 0 }
 func waited() bool     { return false }
+func otherReason() bool { return false }
 func waitsSeen() bool  { return false }
 func timesLeft() uint8 { return 0 }
 

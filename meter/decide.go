@@ -201,10 +201,22 @@ func measure(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 
 // selected is a firing of a sampled probe that its P's countdown selected,
 // of weight w: metered, standing for the w firings of its gap.
+//
+// The program's own code has run since the engine's last work on this
+// thread, a gap of calls, and the engine's code and data have gone cold:
+// metered so, the firing would hold tens of ns more of the engine's work
+// than the overheads taken off, which are measured warm (calibrate.go),
+// and the more the rarer its selected calls. So an empty firing of the
+// engine's own sampled probe comes first, nested where this one will be
+// and taken off its parent as any metered child is: it warms what this
+// one runs.
 func selected(p *Probe, w int32, pos, pc uintptr) Firing {
 	g := current()
 	if g == nil {
 		return nil
+	}
+	if !p.internal && engine.manual == nil {
+		calib[pathSelected].empty()
 	}
 	g.acquire()
 	g.settle(pos, pc)

@@ -32,6 +32,14 @@ import (
 // was taken off its P in is charged less its waits rather than left out.
 const longStretch = 10_000_000
 
+// maskedGap: a long stretch whose wait reason byte holds a reason of the
+// runtime's own (the collector's assist writes one while the goroutine
+// works) may have held a wait whose reason was written over. One that is
+// longer than maskedGap for each time the goroutine left the running
+// state is taken for such a wait and left out: a goroutine that only runs
+// is taken off its P every 10 ms or so of its time slices.
+const maskedGap = 40_000_000
+
 // descheduled counts stretches charged their wall time less run-queue
 // waits.
 var descheduled atomic.Int64

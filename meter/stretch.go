@@ -36,9 +36,17 @@ func (f *Frame) closeStretch(t int64) {
 	case engine.waited():
 		disturbed.Add(1)
 	case n > 0:
-		descheduled.Add(1)
-		if l := nanos(f.mark, t); l >= longStretch {
+		l := nanos(f.mark, t)
+		switch {
+		case l >= longStretch && engine.otherReason() && l > int64(n)*maskedGap:
+			// A wait the runtime's own reason wrote over (the collector's
+			// assist after the wait): mostly waiting, by its length.
+			disturbed.Add(1)
+		case l >= longStretch:
+			descheduled.Add(1)
 			f.own += max(l-int64(n)*runWait(t)-f.child, 0)
+		default:
+			descheduled.Add(1)
 		}
 	default:
 		f.own += nanos(f.mark, t) - f.child
@@ -67,6 +75,8 @@ func (e *engineState) descheduled(left uint8) int {
 	}
 	return e.desched()
 }
+
+func (e *engineState) otherReason() bool { return e.manual == nil && otherReason() }
 
 func (e *engineState) waited() bool {
 	if e.manual == nil {

@@ -326,3 +326,17 @@ func waited() bool {
 	}
 	return isWait[*(*byte)(unsafe.Add(getgp(), waitOffset))]
 }
+
+// otherReason reports whether the running goroutine's wait reason byte,
+// since the last waitMark, holds a reason that is not a wait: the
+// runtime's own (assisting the collector, preempted for a stack scan),
+// written over whatever reason came before it in the stretch.
+//
+//go:nosplit
+func otherReason() bool {
+	if waitOffset == 0 {
+		return false
+	}
+	r := *(*byte)(unsafe.Add(getgp(), waitOffset))
+	return r != 0 && !isWait[r]
+}

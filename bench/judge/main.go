@@ -249,9 +249,14 @@ func judge(w io.Writer, m *report.Model, rows []report.Row, registered map[strin
 	ok = ok && sh.OK
 	fmt.Fprintf(w, "\nshares: the profile's top %d charged to the innermost timed probe (%d timed rows; %.1f%% of the profile's CPU time charged), against shares of the model's inherent time: mean %.1f points (want ≤ %g), largest %.1f (want ≤ %g) %s\n",
 		lim.ShareTop, sh.TimedRows, 100*sh.Claimed, sh.Avg, lim.ShareAvg, sh.Max, lim.ShareMax, verdict(sh.OK))
-	fmt.Fprintln(w, "| probe | label | profile | model | points apart |\n| --- | --- | ---: | ---: | ---: |")
+	fmt.Fprintln(w, "| probe | label | profile | model | points apart | profile ns/call | model ns/call |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+	counts := map[string]int64{}
+	for _, r := range rows {
+		counts[r.Probe] = r.Count
+	}
 	for _, s := range sh.Rows {
-		fmt.Fprintf(w, "| %s | %s | %.1f%% | %.1f%% | %.1f |\n", s.Probe, s.Label, 100*s.Profile, 100*s.Model, s.DiffPoints)
+		n := max(counts[s.Probe], 1)
+		fmt.Fprintf(w, "| %s | %s | %.1f%% | %.1f%% | %.1f | %.0f | %d |\n", s.Probe, s.Label, 100*s.Profile, 100*s.Model, s.DiffPoints, s.ProfileNS/float64(n), s.ModelInherentNS/n)
 	}
 	summary = append(summary, fmt.Sprintf("%.1f/%.1f %s", sh.Avg, sh.Max, verdict(sh.OK)))
 
