@@ -8,11 +8,11 @@ func findMP() {}
 
 // waitMark and waited: off amd64 and under -race no wait is seen, and own
 // times are wall times (stretch.go).
-func waitMark() uint8  { return 0 }
-func waited() bool     { return false }
+func waitMark() uint8   { return 0 }
+func waited() bool      { return false }
 func otherReason() bool { return false }
-func waitsSeen() bool  { return false }
-func timesLeft() uint8 { return 0 }
+func waitsSeen() bool   { return false }
+func timesLeft() uint8  { return 0 }
 
 // findWaits finds nothing here.
 func findWaits() {}
