@@ -198,6 +198,17 @@ func lookForWaits(sleep time.Duration) (again bool) {
 	if w == r+2 {
 		isWait[r+1] = true
 	}
+	// The runtime's list of reasons starts with the one it writes while a
+	// goroutine assists the collector, working (1), then "IO wait" (2):
+	// where the values found say so, every other reason is a goroutine off
+	// the CPU too (waiting for the collector's credit, stopped for a stack
+	// scan or the world's stop, switched out of a coroutine), and is taken
+	// as a wait.
+	if reasonOf(gs, kinds, "IO wait") == 2 {
+		for v := 2; v < len(isWait); v++ {
+			isWait[v] = true
+		}
+	}
 	return false
 }
 
