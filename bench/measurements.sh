@@ -36,7 +36,6 @@ section "Instructions per call of the chain's paths (over a disabled probe's cal
 section "Instructions per call of a root that hands its context on (within) or not (start)" env BENCH=Root BASE=start/disabled CASES="within/disabled start/outside-tracepoint within/outside-tracepoint start/metered within/metered" bench/callgrind.sh 200000
 section "Wall time per call, by path (five runs)" bench/firing.sh 5
 section "Instructions per operation of whole programs" bench/cost.sh yaml service
-section "yaml.v3 at default properties, from a native run's decisions (one callgrind count a figure)" env WIN_CG_RUNS=1 bench/native-cost.sh yaml
 section "meterinject's shapes and selection on yaml.v3 and goldmark, in instructions (smaller: 10 and 30 ops, so the default-properties rows hold part of hotspot's warm-up)" env FIG_N1=10 FIG_N2=30 bench/inject-figures.sh
 section "Traces across goroutines: instructions per request of example/fanout" bench/traces-cost.sh
 
