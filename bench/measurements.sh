@@ -34,15 +34,15 @@ section() { # title command...
 section "Instructions per call, by path (over the plain function)" bench/callgrind.sh 200000
 section "Instructions per call of the chain's paths (over a disabled probe's call)" env BENCH=Chain CASES="untimed sampled outside-tracepoint outside-flowcheck disabled-spotcheck" bench/callgrind.sh 200000
 section "Instructions per call of a root that hands its context on (within) or not (start)" env BENCH=Root BASE=start/disabled CASES="within/disabled start/outside-tracepoint within/outside-tracepoint start/metered within/metered" bench/callgrind.sh 200000
-section "Wall time per call, by path (five runs)" bench/firing.sh 5
+section "Wall time per call, by path (six runs, the fewest benchstat gives intervals for)" bench/firing.sh 6
 section "Instructions per operation of whole programs" bench/cost.sh yaml service
-section "meterinject's shapes and selection on yaml.v3 and goldmark, in instructions (smaller: 10 and 30 ops, so the default-properties rows hold part of hotspot's warm-up)" env FIG_N1=10 FIG_N2=30 bench/inject-figures.sh
+section "meterinject's shapes and selection on yaml.v3 and goldmark, in instructions (smaller: 10 and 30 ops, so the default-properties rows hold part of hotspot's warm-up)" env FIG_N1=10 FIG_N2=30 FIG_WORK="$tmp/inject-figures" bench/inject-figures.sh
 section "Traces across goroutines: instructions per request of example/fanout" bench/traces-cost.sh
 
 # How far the model is to be trusted.
 section "A selected call runs cold: a sampled function's own time per call, model against profile, by METER_HOTSPOT_SAMPLE" bench/adversarial/sample-bias.sh
 section "The adversarial programs, judged" bash -c 'bench/adversarial/run.sh >"$0/adv.log" 2>&1 || true; sed -n "/^Summary/,\$p" "$0/adv.log"' "$tmp"
-section "meter compare on simulated runs, and entries counted once on simulated programs" go test -count=1 -run '^(TestCompareAA|TestCoverageEntryInPart)$' -v ./report
+section "meter compare on simulated runs, and entries counted once on simulated programs" bash -c "set -o pipefail; go test -count=1 -run '^(TestCompareAA|TestCoverageEntryInPart)\$' -v ./report | grep -E 'A/A flagged|covered time|^(--- |ok|FAIL)'"
 section "meter compare on real runs: A/A and a 25% change, five runs a side" report/compare-runs.sh 5
 section "make example's model (goldmark rendering the corpus)" example/run.sh
 
