@@ -76,6 +76,7 @@ example:
 adversarial:
 	bench/adversarial/run.sh
 
-# Every figure docs/measurements.md holds, measured again (about 20 minutes).
+# Every figure docs/measurements.md holds, measured again (about 40 minutes
+# on a 2-core VM).
 measurements:
 	bench/measurements.sh

@@ -6,9 +6,9 @@
 #     ROUNDS times (24000) with -cpuprofile;
 #   - example/service, serving REQUESTS requests (1,000,000) from its load
 #     generator with -cpuprofile, ended by SIGTERM.
-# Shorter runs are noisier on both sides: a 10-second run holds about 100
-# metered windows and 1,000 CPU samples (ROUNDS=4000 REQUESTS=100000 fail a
-# share in 1 or 2 of 8 runs).
+# Shorter runs are noisier on both sides: a 10-second run holds about
+# 1,000 CPU samples, and with ROUNDS=4000 REQUESTS=100000 a share can fail
+# on noise alone.
 # The model's times are wall time, a CPU profile's are CPU time: they agree
 # where the service has its cores to itself. So, on a machine of 2 cores or
 # more, the service runs on core 0 (GOMAXPROCS=1) and its load generator on

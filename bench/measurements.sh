@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Writes docs/measurements.md: every figure the README and docs quote, each
 # with the command that produced it, from runs made now on this machine.
-# No figure is kept by hand. `make measurements` runs it; it takes about 20
-# minutes on a 2-core VM, most of it under valgrind.
+# No figure is kept by hand. `make measurements` runs it; it takes about 40
+# minutes on a 2-core VM, most of it under valgrind. Where a script's own
+# default size would take much longer, the section runs it smaller and its
+# title says so.
 #
 #   bench/measurements.sh [out]     (default docs/measurements.md)
 set -euo pipefail
@@ -12,21 +14,49 @@ OUT=${1:-docs/measurements.md}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# A section whose command fails keeps what it printed and its exit status,
+# and the others still run; the script then exits 1 once the file is
+# written.
+failed=()
 section() { # title command...
-	local title=$1
+	local title=$1 status=0
 	shift
 	echo "running: $*" >&2
 	{
 		printf '\n## %s\n\n`%s`\n\n' "$title" "$*"
-		"$@" 2>&1 | sed -e 's/\x1b\[[0-9;]*m//g'
+		"$@" 2>&1 | sed -e 's/\x1b\[[0-9;]*m//g' || status=$?
+		[ "$status" = 0 ] || printf '\n(exit status %d)\n' "$status"
 	} >>"$tmp/body.md"
+	[ "$status" = 0 ] || failed+=("$title")
 }
 
+# The engine's cost per call, and on whole programs.
 section "Instructions per call, by path (over the plain function)" bench/callgrind.sh 200000
 section "Instructions per call of the chain's paths (over a disabled probe's call)" env BENCH=Chain CASES="untimed sampled outside-tracepoint outside-flowcheck disabled-spotcheck" bench/callgrind.sh 200000
+section "Instructions per call of a root that hands its context on (within) or not (start)" env BENCH=Root BASE=start/disabled CASES="within/disabled start/outside-tracepoint within/outside-tracepoint start/metered within/metered" bench/callgrind.sh 200000
+section "Wall time per call, by path (six runs, the fewest benchstat gives intervals for)" bench/firing.sh 6
 section "Instructions per operation of whole programs" bench/cost.sh yaml service
+section "meterinject's shapes and selection on yaml.v3 and goldmark, in instructions (smaller: 10 and 30 ops, so the default-properties rows hold part of hotspot's warm-up)" env FIG_N1=10 FIG_N2=30 FIG_WORK="$tmp/inject-figures" bench/inject-figures.sh
+section "Traces across goroutines: instructions per request of example/fanout" bench/traces-cost.sh
+
+# How far the model is to be trusted.
 section "A selected call runs cold: a sampled function's own time per call, model against profile, by METER_HOTSPOT_SAMPLE" bench/adversarial/sample-bias.sh
 section "The adversarial programs, judged" bash -c 'bench/adversarial/run.sh >"$0/adv.log" 2>&1 || true; sed -n "/^Summary/,\$p" "$0/adv.log"' "$tmp"
+section "meter compare on simulated runs, and entries counted once on simulated programs" bash -c "set -o pipefail; go test -count=1 -run '^(TestCompareAA|TestCoverageEntryInPart)\$' -v ./report | grep -E 'A/A flagged|covered time|^(--- |ok|FAIL)'"
+section "meter compare on real runs: A/A and a 25% change, five runs a side" report/compare-runs.sh 5
+section "make example's model (goldmark rendering the corpus)" example/run.sh
+
+# The exports.
+section "The trace export path: handing spans over, and the exporter's work per span" go test -run '^$' -bench 'TraceSpans|ExportBatch' -benchtime 100000x -count 3 ./export
+section "OTLP spans encoded by hand (raw) against built as messages and marshalled" go -C otlp test -run '^$' -bench ExportSpans -benchtime 200000x -count 3 .
+section "pprof labels on traced goroutines: cost per trace" go test -run '^$' -bench Labels -benchtime 20000x -count 3 ./export/pproflabels
+section "OTLP into a receiver on the same machine, by rate (one run)" go -C bench/export run ./otlpload -rates 200000,300000,400000,500000,0
+section "OTLP with nothing listening: requests per CPU-second against no OTLP" go -C bench/export run ./unreachable -rounds 5
+section "Head to head with the OpenTelemetry batch span processor" go -C bench/export run ./headtohead
+section "An instrumented hello world's size, stripped" go test -count=1 -run '^TestInstrumentedProgramSize$' -v ./probe
+
+# Real modules' own test suites, instrumented.
+section "Real modules, the CI subset (make realworld)" bench/realworld/run.sh ci
 
 {
 	echo "# Measurements"
@@ -39,3 +69,7 @@ section "The adversarial programs, judged" bash -c 'bench/adversarial/run.sh >"$
 	cat "$tmp/body.md"
 } >"$OUT"
 echo "wrote $OUT" >&2
+if [ ${#failed[@]} -gt 0 ]; then
+	printf 'failed: %s\n' "${failed[@]}" >&2
+	exit 1
+fi

@@ -21,9 +21,9 @@ import (
 // it (Frame.over). Inclusive and inherent times are then the function's
 // own work.
 //
-// The overheads are not constants: clock reads cost from 20 to 250 ns
-// depending on the machine, and what a metered firing costs depends on the
-// program's caches. The engine measures them where they happen: one in
+// The overheads are not constants: what a clock read costs differs several
+// times over from one machine to another, and what a metered firing costs
+// depends on the program's caches. The engine measures them where they happen: one in
 // every calibrateEvery metered firings of a goroutine is followed by a
 // measured empty firing of a private probe, of the same kind, nested in
 // the same parent; the overheads in use are trimmed means of the last 64

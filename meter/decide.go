@@ -204,8 +204,8 @@ func measure(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 //
 // The program's own code has run since the engine's last work on this
 // thread, a gap of calls, and the engine's code and data have gone cold:
-// metered so, the firing would hold tens of ns more of the engine's work
-// than the overheads taken off, which are measured warm (calibrate.go),
+// metered so, the firing would hold more of the engine's work than the
+// overheads taken off, which are measured warm (calibrate.go),
 // and the more the rarer its selected calls. So an empty firing of the
 // engine's own sampled probe comes first, nested where this one will be
 // and taken off its parent as any metered child is: it warms what this

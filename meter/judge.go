@@ -137,9 +137,8 @@ func decide(p *Probe, t int64) {
 // untimedReach is how many times the untimed limit a call may take, in
 // all, and still be untimed when its own time is under the limit. The own
 // time of a short call with metered children is mostly what the engine
-// estimates their metering cost, a few tens of ns each, to be: a tiny
-// recursive function (a 7 ns fib whose calls average 40 ns in all) shows
-// several times its own time. Such a call is untimed, its time its
+// estimates their metering to cost: a tiny recursive function (a fib of a
+// few ns a call) shows several times its own time. Such a call is untimed, its time its
 // caller's. A longer call that does little itself (a middleware closure
 // around a handler) stays timed: its inclusive time is worth having.
 const untimedReach = 10

@@ -10,9 +10,9 @@ import (
 // (Probe), each fill whole 64-byte cache lines, in a size class of the Go
 // allocator whose objects start on a line. Two goroutines' states, or two
 // probes, allocated side by side then never share a line, so that firings
-// on different cores never contend for one they do not share (measured:
-// two goroutines each firing its own probe ran at 0.42x the plain
-// function's scaling when their 160-byte states were neighbours).
+// on different cores never contend for one they do not share: two
+// goroutines each firing its own probe would otherwise write one line
+// from two cores (bench/scaling.sh measures how firings scale).
 func TestWholeCacheLines(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		t.Skip("sizes are laid out for 64-bit platforms")

@@ -27,8 +27,7 @@ export GOWORK=off
 
 # Each program's selection, and its size flags for the mode that meters
 # every firing (empty: the default size). A metered firing reads the clock
-# twice, 60 to 150 ns on these VMs, so programs of hundreds of millions
-# of firings run smaller there.
+# twice, so programs of hundreds of millions of firings run smaller there.
 ALL_RUNS="allocfree@all phases@all cpubound@all noalloc@all tiny@all service@default service@all blocking@all short@all shapes@default shapes@all"
 every_size() {
 	case $1 in

@@ -58,8 +58,7 @@
 // type alias, which go lines before 1.9 lack) whose address Begin and End
 // take, so that it stays in memory: kept in a register across the body, as
 // f := Begin() kept it, it cost the loops of large functions a register
-// (every probe disabled, +3.5% of yaml.v3's instructions against +3.0% in
-// side-by-side builds, docs/meterinject.md).
+// (docs/meterinject.md, "Figures").
 //
 // No instruction of the tests is an inline mark's NOP (the call exit
 // below has one, on its exit's path only), and the firing is
