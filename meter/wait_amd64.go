@@ -199,15 +199,17 @@ func lookForWaits(sleep time.Duration) (again bool) {
 		isWait[r+1] = true
 	}
 	// The runtime's list of reasons starts with the one it writes while a
-	// goroutine assists the collector, working (1), then "IO wait" (2):
-	// where the values found say so, every other reason is a goroutine off
-	// the CPU too (waiting for the collector's credit, stopped for a stack
-	// scan or the world's stop, switched out of a coroutine), and is taken
-	// as a wait.
-	if reasonOf(gs, kinds, "IO wait") == 2 {
+	// goroutine assists the collector, working (1), then "IO wait" (2),
+	// and has "preempted" (a stop for a stack scan, a moment off the CPU,
+	// as at the end of a time slice) five after "sync.WaitGroup.Wait".
+	// Where the values found place the list so, every other reason is a
+	// goroutine off the CPU (waiting for the collector's credit, the
+	// world's stop, switched out of a coroutine), and is taken as a wait.
+	if reasonOf(gs, kinds, "IO wait") == 2 && w == 25 {
 		for v := 2; v < len(isWait); v++ {
 			isWait[v] = true
 		}
+		isWait[w+5] = false
 	}
 	return false
 }
