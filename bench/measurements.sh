@@ -69,6 +69,35 @@ section "Real modules, the CI subset (make realworld)" bench/realworld/run.sh ci
 	cat "$tmp/body.md"
 } >"$OUT"
 echo "wrote $OUT" >&2
+
+# The README's cost table, from the sections above: between its two
+# markers, so that it is never kept by hand either.
+if [ "$OUT" = docs/measurements.md ]; then
+	awk -v date="$(date -u +%Y-%m-%d)" -v cores="$(nproc)" '
+		/^## / { sec = $0 }
+		sec ~ /by path \(over the plain/ && $1 == "disabled" { dis = $3 }
+		sec ~ /by path \(over the plain/ && $1 == "metered" { met = $3 }
+		sec ~ /chain.s paths/ && $1 == "untimed" { unt = $3 }
+		sec ~ /chain.s paths/ && $1 == "sampled" { smp = $3 }
+		sec ~ /of whole programs/ && $2 ~ /^(yaml|service)$/ { off[$2] = $8; def[$2] = $12 }
+		END {
+			printf "Measured on %s on %s cores by `make measurements`; docs/measurements.md\n", date, cores
+			printf "has every figure with the command that produced it.\n\n"
+			printf "| | over plain |\n| --- | ---: |\n"
+			printf "| a call of a disabled function | %d instructions |\n", dis
+			printf "| a call counted, untimed | %d instructions |\n", dis + unt
+			printf "| a call counted, sampled and not selected | %d instructions |\n", dis + smp
+			printf "| a call metered (two clock reads, the engine) | %d instructions |\n", met
+			printf "| yaml.v3 decoding: every probe disabled / default properties | %s / %s of its instructions |\n", off["yaml"], def["yaml"]
+			printf "| a service request path: every probe disabled / default properties | %s / %s of its instructions |\n", off["service"], def["service"]
+		}' "$tmp/body.md" >"$tmp/costs.md"
+	awk -v table="$tmp/costs.md" '
+		/^<!-- costs: make measurements writes this table -->$/ { print; while ((getline l < table) > 0) print l; skip = 1; next }
+		/^<!-- end of costs -->$/ { skip = 0 }
+		!skip' README.md >"$tmp/README.md"
+	cp "$tmp/README.md" README.md
+	echo "wrote README.md's cost table" >&2
+fi
 if [ ${#failed[@]} -gt 0 ]; then
 	printf 'failed: %s\n' "${failed[@]}" >&2
 	exit 1
