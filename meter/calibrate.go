@@ -168,6 +168,9 @@ func calibrate() {
 // own time would be mostly the estimate of metering it that is taken off.
 func setUntimedLimit() {
 	h := engine.hotspot
+	if h == nil {
+		h = engine.untimed
+	}
 	if h == nil || h.Untimed <= 0 || engine.gated {
 		untimedLimit.Store(0)
 		return

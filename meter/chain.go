@@ -31,6 +31,14 @@ type Chain struct {
 	Budget     *budget.Rule
 	Spotcheck  *spotcheck.Rule
 
+	// Untimed, with Hotspot off, is the rule whose Untimed and
+	// ThresholdInherent set the untimed limit, as hotspot's would: every
+	// firing is metered, but a probe whose calls turn out too short to
+	// time (judged once, at its first sharedFirings metered firings) is
+	// untimed from then on, counted only, its own time its timed
+	// parents'. nil: every probe timed.
+	Untimed *hotspot.Rule
+
 	TraceMax int32 // firings metered in one trace at most; 0: no maximum
 	// HandOver is how long a trace may run before the spans that have
 	// ended are handed to the sink (its root still running); 0: 2 s.
@@ -89,6 +97,7 @@ type engineState struct {
 	gated bool // a trace gate (tracepoint, flowcheck) is on: quick.mode says which
 
 	hotspot    *hotspot.Rule
+	untimed    *hotspot.Rule // with hotspot off: the untimed limit's rule (Chain.Untimed)
 	tracepoint *tracepoint.Rule
 	flowcheck  *flowcheck.Rule
 	budget     *budget.Rule
@@ -127,6 +136,10 @@ func Configure(c Chain) {
 	}
 	engine.hotspot, engine.tracepoint, engine.flowcheck = c.Hotspot, c.Tracepoint, c.Flowcheck
 	engine.budget, engine.spotcheck = c.Budget, c.Spotcheck
+	engine.untimed = nil
+	if c.Hotspot == nil {
+		engine.untimed = c.Untimed
+	}
 	engine.gated = c.Tracepoint != nil || c.Flowcheck != nil
 	engine.sample = 0
 	if h := c.Hotspot; h != nil && !engine.gated {
@@ -185,7 +198,8 @@ func Configure(c Chain) {
 // configureMu.
 func (p *Probe) wire() {
 	s := p.State()
-	if (s == Sampled || s == Untimed) && (engine.gated || engine.hotspot == nil) ||
+	if s == Sampled && (engine.gated || engine.hotspot == nil) ||
+		s == Untimed && (engine.gated || engine.hotspot == nil && engine.untimed == nil) ||
 		s == Sampled && engine.sample <= 0 {
 		if s == Sampled {
 			sampledProbes.Add(-1)
@@ -203,6 +217,7 @@ func (p *Probe) wire() {
 	}
 	p.decideEligible()
 	p.class.Store(classOf(s))
+	p.short.Store(shortUnknown)
 	if p.gate != nil {
 		p.gate.Store(b2u32(classOf(s) != classOff))
 	}

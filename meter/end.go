@@ -85,7 +85,11 @@ func (p *Probe) end(fr Firing) int64 {
 		if pf.pool != Unlimited {
 			pf.pool -= fr.budget - fr.pool
 		}
-		if fr.how != meterSpot {
+		switch {
+		case fr.how == meterSpot:
+		case p.short.Load() == shortYes:
+			pf.own += max(own, 0) // too short to time: its time is its parent's own (judgeShort)
+		default:
 			keepCharge(p, pf, own)
 		}
 		g.forcing = b2u32(pf.forces > 0)
@@ -103,6 +107,9 @@ func (p *Probe) end(fr Firing) int64 {
 		incl, own = interrupted(p, incl, own)
 	}
 	n := p.stats.record(incl, own, fr.weight)
+	if engine.untimed != nil && n == sharedFirings && !p.internal && p.short.Load() == shortUnknown {
+		p.judgeShort()
+	}
 	if fr.how == meterSelected && n%ownMeanEvery == 0 {
 		p.refreshOwnMean()
 	}

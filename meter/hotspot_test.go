@@ -421,3 +421,40 @@ func TestSampledProbeEstimates(t *testing.T) {
 		t.Fatalf("parent's own time over the last 60 calls %d ns, want %d", own, 60*10*us)
 	}
 }
+
+// With hotspot off every firing is metered, but a probe whose calls are
+// too short to time is still untimed: judged once, on its first
+// sharedFirings firings, by hotspot's rule, then counted only; its own
+// time, what it charged its parent before the verdict too, is the
+// parent's.
+// A probe long enough to time, and a parent of few firings, stay timed.
+func TestEveryFiringMeteredShortProbeIsUntimed(t *testing.T) {
+	wire(t, Chain{Untimed: &hotspot.Rule{ThresholdInherent: 2 * us, Untimed: 4}, ClockCost: 50})
+	if l := UntimedLimit(); l != 200 {
+		t.Fatalf("untimed limit %d ns, want 200", l)
+	}
+	parent, leaf, long := newProbe(t, "parent"), newProbe(t, "leaf"), newProbe(t, "long")
+	const rounds = 2 * sharedFirings
+	for range rounds {
+		fire(parent, 1*us, func() {
+			fire(leaf, 150, nil)
+			fire(long, 500, nil)
+		})
+	}
+	if m := leaf.Metered(); m != sharedFirings {
+		t.Fatalf("leaf: %d firings metered, want its first %d", m, sharedFirings)
+	}
+	if m := long.Metered(); m != rounds {
+		t.Fatalf("long: %d firings metered, want every one, %d", m, rounds)
+	}
+	if r := leaf.row(); r.Label != LabelUntimed || r.Count != rounds {
+		t.Errorf("leaf: label %q count %d, want untimed, %d", r.Label, r.Count, rounds)
+	}
+	for _, p := range []*Probe{parent, long} {
+		if r := p.row(); r.Label != "" {
+			t.Errorf("%s: label %q, want none (timed)", p.Name(), r.Label)
+		}
+	}
+	checkRow(t, long, rounds, rounds*500, rounds*500)
+	checkRow(t, parent, rounds, rounds*1650, rounds*1150)
+}

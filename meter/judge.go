@@ -112,7 +112,7 @@ func decide(p *Probe, t int64) {
 		to = DisabledHotspot
 	case engine.gated:
 		to = Timed
-	case inclAvg < UntimedLimit() || ownAvg < UntimedLimit() && inclAvg < untimedReach*UntimedLimit():
+	case untimedBy(inclAvg, ownAvg):
 		to = Untimed
 	case h.Affords(ownAvg, cost) || h.Sample <= 0:
 		to = Timed
@@ -142,6 +142,44 @@ func decide(p *Probe, t int64) {
 // caller's. A longer call that does little itself (a middleware closure
 // around a handler) stays timed: its inclusive time is worth having.
 const untimedReach = 10
+
+// untimedBy reports whether calls of inclAvg ns inclusive and ownAvg ns of
+// own time each are too short to time, by the untimed limit.
+func untimedBy(inclAvg, ownAvg int64) bool {
+	l := UntimedLimit()
+	return inclAvg < l || ownAvg < l && inclAvg < untimedReach*l
+}
+
+// What a probe's calls are, with hotspot off (Probe.short): not judged
+// yet, long enough to time, or too short.
+const (
+	shortUnknown = iota
+	shortNo
+	shortYes
+)
+
+// judgeShort judges p, with hotspot off (every firing metered) and an
+// untimed limit set (Chain.Untimed), on the totals of its first metered
+// firings, by hotspot's rule for untimed probes: too short to time, it is
+// untimed (counted, no longer metered), and its own time is its timed
+// parents', what it charged them given back; or timed. It is judged once,
+// as hotspot judges a probe once its balance runs out. Metering calls
+// shorter than the clock would leave their parents mostly the estimates
+// of metering them that are taken off.
+func (p *Probe) judgeShort() {
+	sum := p.stats.sum()
+	n := max(sum.wsum, 1)
+	v := uint32(shortNo)
+	if untimedBy(sum.wtotal/n, max(sum.wown+sum.back+givenBack(p), 0)/n) {
+		v = shortYes
+	}
+	if p.short.CompareAndSwap(shortUnknown, v) {
+		if v == shortYes {
+			p.setState(Enabled, Untimed)
+		}
+		p.warm.settle(v == shortYes)
+	}
+}
 
 // resolution returns the shortest own time per call the clock can tell
 // from none: the inner overhead of a metered firing, 1 ns with a manual

@@ -38,7 +38,8 @@ var sampledProbes atomic.Int32
 // parents' own, and is given back. The engine's own probes (calibrate.go)
 // do the same work, so that what they measure is what a firing costs.
 func keepCharge(p *Probe, pf *Frame, own int64) {
-	if engine.hotspot != nil && p.State() == Enabled && pf.weight > 0 {
+	judged := engine.hotspot != nil && p.State() == Enabled || engine.untimed != nil && p.short.Load() == shortUnknown
+	if judged && pf.weight > 0 {
 		p.warm.add(pf.probe, max(own, 0)*int64(pf.weight)) // with no room in p's table, the charge stands
 	}
 }

@@ -53,6 +53,7 @@ type Probe struct {
 	eligible atomic.Bool    // tracepoint may start traces on it
 	deciding atomic.Bool    // hotspot is judging it
 	forcings atomic.Int32   // its firings metered at every call that forced their timed children (forcesFirst)
+	short    atomic.Uint32  // with hotspot off: whether its calls are too short to time (shortUnknown …; judgeShort)
 
 	slots   *slot        // its count on P 0 (count.go); on P k, k<<procShift bytes on
 	spill   atomic.Int64 // firings counted on Ps without slots

@@ -62,6 +62,9 @@ func chain(c env.Config) meter.Chain {
 			Cost:              c.HotspotCost,
 			Untimed:           c.HotspotUntimed,
 		}
+	} else {
+		// Every firing metered; calls too short to time are still untimed.
+		ch.Untimed = &hotspot.Rule{ThresholdInherent: c.HotspotThresholdInherent, Untimed: c.HotspotUntimed}
 	}
 	if c.TracepointEnabled {
 		ch.Tracepoint = &tracepoint.Rule{Sample: c.TracepointSample, Include: c.TracepointInclude}
