@@ -13,7 +13,7 @@
 #   2. instrumented through -overlay with REALWORLD_FLAGS (default -all:
 #      every function) and the module's own flags from modules.txt, it runs
 #      three times, unchanged: at default properties, with
-#      METER_HOTSPOT_ENABLED=false (every firing metered), and with the
+#      METER_HOTSPOT_ENABLED=false METER_HOTSPOT_UNTIMED=0 (every firing metered), and with the
 #      whole chain at small rates (tracepoint, flowcheck, budget and
 #      spotcheck on, rates chosen so that traces and spot checks are
 #      frequent). Every test must end as it ended plain, test by test, in
@@ -203,7 +203,7 @@ for mv in $MODULES; do
 	result=ok
 	counts=()
 	times=("$tplain")
-	for props in "" "METER_HOTSPOT_ENABLED=false" "$chain"; do
+	for props in "" "METER_HOTSPOT_ENABLED=false METER_HOTSPOT_UNTIMED=0" "$chain"; do
 		label=${props:-default}
 		[ "$props" = "$chain" ] && label="whole chain"
 		t=$(now)

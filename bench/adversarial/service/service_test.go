@@ -18,8 +18,8 @@ func TestMiddlewareCalls(t *testing.T) {
 		all  bool
 		env  []string
 	}{
-		{"default/every", false, []string{"METER_HOTSPOT_ENABLED=false"}},
-		{"all/every", true, []string{"METER_HOTSPOT_ENABLED=false"}},
+		{"default/every", false, []string{"METER_HOTSPOT_ENABLED=false", "METER_HOTSPOT_UNTIMED=0"}},
+		{"all/every", true, []string{"METER_HOTSPOT_ENABLED=false", "METER_HOTSPOT_UNTIMED=0"}},
 		{"default/default", false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,8 +24,8 @@ func TestCallShapes(t *testing.T) {
 		all  bool
 		env  []string
 	}{
-		{"all/every", true, []string{"METER_HOTSPOT_ENABLED=false"}},
-		{"default/every", false, []string{"METER_HOTSPOT_ENABLED=false"}},
+		{"all/every", true, []string{"METER_HOTSPOT_ENABLED=false", "METER_HOTSPOT_UNTIMED=0"}},
+		{"default/every", false, []string{"METER_HOTSPOT_ENABLED=false", "METER_HOTSPOT_UNTIMED=0"}},
 		{"all/default", true, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

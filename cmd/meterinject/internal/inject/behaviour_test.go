@@ -91,7 +91,7 @@ func run(t *testing.T, exe string, env []string, args ...string) (string, int) {
 var propertySets = [][]string{
 	{"METER_ENABLED=false"},
 	nil,
-	{"METER_HOTSPOT_ENABLED=false"},
+	{"METER_HOTSPOT_ENABLED=false", "METER_HOTSPOT_UNTIMED=0"},
 }
 
 // stackProgram reads its own stack every way a program can, from
