@@ -50,6 +50,7 @@ func writeMeta(w io.Writer, s meter.Snapshot) error {
 	num(schema.MetaUnwound, s.Unwound)
 	num(schema.MetaDisturbed, s.Disturbed)
 	num(schema.MetaDescheduled, s.Descheduled)
+	num(schema.MetaUnfollowed, s.Unfollowed)
 	if s.WaitsSeen {
 		line(schema.MetaWaits, "seen")
 	} else {

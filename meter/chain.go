@@ -181,6 +181,10 @@ func Configure(c Chain) {
 			quick.mode = modeUngated
 		}
 	}
+	tracing.Store(engine.on && engine.gated)
+	if tracing.Load() {
+		topUp() // the pool of marks for traces across goroutines (join.go)
+	}
 	resetGoroutines()
 	for _, p := range Probes() {
 		p.wire()

@@ -43,8 +43,14 @@ import (
 // in blocks that the collector returns to a pool, through a finalizer,
 // once no goroutine's labels point into them (the runtime clears a
 // goroutine's labels when it exits). A trace takes its blocks from the
-// pool, and allocates only when the pool is empty: at warm-up, and where
-// traces start faster than the collector returns blocks.
+// pool and never allocates one: a firing allocates nothing. The pool is
+// filled when a trace gate is wired, and topped up after each collection,
+// on the collector's finalizer goroutine, and by the export pipeline's
+// goroutine as it wakes (TopUpMarks), to a size that doubles (up to
+// maxPool) each time the pool ran dry since the last. Where it is dry
+// (traces that start faster than collections come, between two of them),
+// goroutines started in a trace's part do not join it, and the model
+// counts the part as unfollowed.
 //
 // What is followed: go statements, in the program and in the libraries it
 // calls (errgroup's Go, a goroutine that outlives its handler), however
@@ -78,7 +84,7 @@ type mark struct {
 
 // marksPerBlock is how many marks one block holds: the spans a part of a
 // trace opens before it takes its next block.
-const marksPerBlock = 32
+const marksPerBlock = 16
 
 // markBlock holds marks and, in the first block of a trace's root part,
 // what the trace's goroutines share: the marks of every part point at it,
@@ -117,32 +123,43 @@ type joinState struct {
 	inherit *mark // the mark its creator's trace left a goroutine: it joins at its first metered firing
 }
 
-// freeBlocks is a lock-free stack of the blocks that no goroutine reaches
-// any more. Only finalizers push, so a block cannot come back on top while
-// a goroutine that is taking it holds it: the stack has no ABA.
+// freeBlocks is a lock-free stack of the blocks that no goroutine reaches:
+// new ones, and those the collector gave back. A block pushed is new or
+// unreachable, so it cannot come back on top while a goroutine that is
+// taking it holds it: the stack has no ABA.
 var freeBlocks atomic.Pointer[markBlock]
 
-// takeBlock returns a block of marks from the pool, or a new one, whose
-// finalizer puts it back once nothing reaches it.
+var (
+	pooled   atomic.Int32 // blocks in freeBlocks
+	poolWant atomic.Int32 // what the pool is topped up to after a collection
+	poolDry  atomic.Bool  // a trace found the pool empty since the last top-up
+	topping  atomic.Bool  // a topper is armed (topUp)
+	tracing  atomic.Bool  // a trace gate is wired: toppers keep the pool filled
+)
+
+// The pool's size after a top-up: minPool blocks (800 bytes each, 200 KB
+// in all) at first, doubled after each top-up before which it ran dry.
+const minPool, maxPool = 256, 4096
+
+// takeBlock returns a block of marks from the pool, or nil when it is
+// empty. It never allocates.
 func takeBlock() *markBlock {
 	for {
 		b := freeBlocks.Load()
 		if b == nil {
-			b = new(markBlock)
-			runtime.SetFinalizer(b, recycleBlock)
-			return b
+			poolDry.Store(true)
+			return nil
 		}
 		if freeBlocks.CompareAndSwap(b, b.next.Load()) {
 			b.next.Store(nil)
+			pooled.Add(-1)
 			return b
 		}
 	}
 }
 
-// recycleBlock runs on the finalizers' goroutine.
-func recycleBlock(b *markBlock) {
-	clear(b.marks[:])
-	runtime.SetFinalizer(b, recycleBlock)
+// pushBlock puts b, new or unreachable, in the pool.
+func pushBlock(b *markBlock) {
 	for {
 		top := freeBlocks.Load()
 		b.next.Store(top)
@@ -150,18 +167,82 @@ func recycleBlock(b *markBlock) {
 			break
 		}
 	}
+	pooled.Add(1)
+}
+
+// newBlock returns a block whose finalizer puts it back in the pool once
+// nothing reaches it.
+func newBlock() *markBlock {
+	b := new(markBlock)
+	runtime.SetFinalizer(b, recycleBlock)
+	return b
+}
+
+// recycleBlock runs on the finalizers' goroutine.
+func recycleBlock(b *markBlock) {
+	clear(b.marks[:])
+	runtime.SetFinalizer(b, recycleBlock)
+	pushBlock(b)
 	blocksRecycled.Add(1)
+}
+
+// fillPool tops the pool up to poolWant blocks, doubling poolWant first if
+// the pool ran dry since the last top-up. Configure calls it when a trace
+// gate is wired, and a topper after each collection.
+func fillPool() {
+	want := max(poolWant.Load(), minPool)
+	if poolDry.Swap(false) {
+		want = min(2*want, maxPool)
+	}
+	poolWant.Store(want)
+	for pooled.Load() < want {
+		pushBlock(newBlock())
+	}
+}
+
+// topper is an object that nothing reaches: its finalizer runs once after
+// the next collection, tops the pool up and arms a new topper, while a
+// trace gate is wired. It runs on the finalizers' goroutine, which the
+// runtime owns: a program's goroutine count does not change.
+type topper struct{ _ [16]byte } // not tiny: the tiny allocator would batch it with others
+
+// topUp fills the pool and arms a topper, unless one is armed.
+func topUp() {
+	fillPool()
+	if topping.CompareAndSwap(false, true) {
+		runtime.SetFinalizer(new(topper), topped)
+	}
+}
+
+// TopUpMarks fills the pool of marks if it ran dry or below half its
+// size. The export pipeline's goroutine calls it each time it wakes, so
+// that traces stay followed across goroutines in a program whose
+// collections are rare.
+func TopUpMarks() {
+	if tracing.Load() && (poolDry.Load() || pooled.Load() < poolWant.Load()/2) {
+		fillPool()
+	}
+}
+
+func topped(*topper) {
+	topping.Store(false)
+	if tracing.Load() {
+		topUp()
+	}
 }
 
 // blocksRecycled counts the blocks the collector gave back.
 var blocksRecycled atomic.Int64
 
-// ReturnMarks runs the collector until the blocks of marks that no
+// unfollowed counts the parts of traces, and the firings in them, that
+// found the pool of marks dry: goroutines started there do not join.
+var unfollowed atomic.Int64
+
+// returnMarks runs the collector until the blocks of marks that no
 // goroutine reaches any more are back in the engine's pool, a few
-// collections at most: for tests and benchmarks that measure what traced
-// work allocates once warm. A program never needs it: its own collections
+// collections at most: for tests of the pool. A program's own collections
 // give the blocks back.
-func ReturnMarks() {
+func returnMarks() {
 	last := blocksRecycled.Load()
 	for quiet := 0; quiet < 3; {
 		runtime.GC()
@@ -206,7 +287,13 @@ func (g *Goroutine) joinState() *joinState {
 // root part.
 func (g *Goroutine) openRoot() {
 	j := g.joinState()
+	j.member, j.parent, j.hooked = false, -1, false
 	b := takeBlock()
+	if b == nil {
+		unfollowed.Add(1)
+		j.trace = nil // the trace stays on g: traceCount and spanIndex are g's own
+		return
+	}
 	j.blocks, j.used = append(j.blocks[:0], b), 0
 	t := &b.trace
 	t.id = g.TraceID
@@ -214,7 +301,7 @@ func (g *Goroutine) openRoot() {
 	t.traced.Store(0)
 	t.rootDone.Store(false)
 	t.truncated.Store(false)
-	j.trace, j.member, j.parent, j.hooked = t, false, -1, false
+	j.trace = t
 	g.takeLabels()
 }
 
@@ -328,6 +415,10 @@ func (g *Goroutine) markPush(f *Frame) {
 	}
 	m := g.newMark()
 	f.label = m
+	if m == nil {
+		g.setMark(nil) // the pool is dry: goroutines started in f do not join
+		return
+	}
 	m.trace, m.prev, m.span = j.trace, j.prev, -1
 	if f.span >= 0 {
 		m.span = g.spans[f.span].Index
@@ -349,9 +440,7 @@ func (g *Goroutine) markPop(fr *Frame, d int32) {
 	if g.trace == 0 || d <= g.trace-1 || g.join == nil || g.join.trace == nil || identity() != g.goid {
 		return
 	}
-	if m := g.frames[d-1].label; m != nil {
-		g.setMark(m)
-	}
+	g.setMark(g.frames[d-1].label)
 }
 
 // partOutlived reports whether g's part of a trace is a joined
@@ -372,21 +461,33 @@ func (g *Goroutine) sharedTrace() *sharedTrace {
 	return g.join.trace
 }
 
-// setMark points the running goroutine's labels at m, if they point at
-// the part's last mark or at the labels under the marks (a pprof.Do that
-// returned gave those back); labels the program set itself stay.
+// setMark points the running goroutine's labels at m, or, for nil (a
+// firing that got no mark), at the labels under the marks, if they point
+// at the part's last mark or at the labels under the marks (a pprof.Do
+// that returned gave those back); labels the program set itself stay.
 func (g *Goroutine) setMark(m *mark) {
 	j := g.join
-	if cur := getProfLabel(); cur == unsafe.Pointer(j.cur) || cur == j.prev {
-		setProfLabel(unsafe.Pointer(m))
+	if cur := getProfLabel(); cur == unsafe.Pointer(j.cur) && j.cur != nil || cur == j.prev {
+		if m == nil {
+			setProfLabel(j.prev)
+		} else {
+			setProfLabel(unsafe.Pointer(m))
+		}
 		j.cur = m
 	}
 }
 
+// newMark returns the next mark of g's part, or nil when its blocks are
+// used up and the pool is dry (counted as unfollowed).
 func (g *Goroutine) newMark() *mark {
 	j := g.join
 	if len(j.blocks) == 0 || j.used == marksPerBlock {
-		j.blocks = append(j.blocks, takeBlock())
+		b := takeBlock()
+		if b == nil {
+			unfollowed.Add(1)
+			return nil
+		}
+		j.blocks = append(j.blocks, b)
 		j.used = 0
 	}
 	m := &j.blocks[len(j.blocks)-1].marks[j.used]
@@ -485,7 +586,7 @@ func Within(f Firing, ctx context.Context, w, r any) {
 		return
 	}
 	g := f.g
-	if j := g.join; j != nil && j.trace != nil && !j.member && f.index == g.trace-1 {
+	if j := g.join; j != nil && g.trace != 0 && !j.member && f.index == g.trace-1 {
 		j.hooked = true
 		b.h.Started(g.TraceID, ctx, w, r)
 	}

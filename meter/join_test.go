@@ -2,6 +2,7 @@ package meter
 
 import (
 	"context"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -259,24 +260,71 @@ func TestMarkLayout(t *testing.T) {
 	}
 }
 
-// A trace start takes its block of marks from the pool once the collector
-// has given blocks back: no allocation.
+// The blocks of marks that traces took come back to the pool once no
+// goroutine reaches them: after a collection or two.
 func TestJoinBlocksComeBack(t *testing.T) {
 	wire(t, Chain{Tracepoint: &tracepoint.Rule{Sample: 1}, Sink: nopSink{}})
 	root, child := newProbe(t, "root"), newProbe(t, "child")
 	ended(root, child)
-	const traces = 300 // past a probe's first 256 metered firings, whose statistics allocate their rows then
-	before := blocksRecycled.Load()
+	traces := int(pooled.Load()) / 2 // a block for the root's part, one for the child's
+	before, dry := blocksRecycled.Load(), unfollowed.Load()
 	for i := 0; i < traces; i++ {
 		fire(root, 1, func() { spawn(func() { fire(child, 1, nil) }) })
 	}
-	ReturnMarks()
-	if n := blocksRecycled.Load() - before; n < 2*traces {
+	if n := unfollowed.Load() - dry; n != 0 {
+		t.Fatalf("%d parts unfollowed with the pool full", n)
+	}
+	returnMarks()
+	if n := blocksRecycled.Load() - before; n < int64(2*traces) {
 		t.Fatalf("%d blocks came back of %d", n, 2*traces)
 	}
-	if n := allocsPerRun(traces, func() { fire(root, 1, nil) }); n != 0 {
-		t.Fatalf("%v allocations per trace", n)
+}
+
+// With the pool of marks dry, a trace start allocates nothing: its part
+// is counted as unfollowed and the goroutines it starts do not join (at
+// one in one, the child starts a trace of its own). Once the
+// pool is filled again (after a collection; here by hand), twice as large
+// as before it ran dry, they join again.
+func TestDryPoolAllocatesNothing(t *testing.T) {
+	var held []*markBlock // taken, as traces still running would hold them
+	drain := func() {
+		for b := takeBlock(); b != nil; b = takeBlock() {
+			held = append(held, b)
+		}
 	}
+	wire(t, Chain{Tracepoint: &tracepoint.Rule{Sample: 1}, Sink: nopSink{}})
+	root, child := newProbe(t, "root"), newProbe(t, "child")
+	ended(root, child)
+	drain()
+	for range sharedFirings { // past the firings whose statistics allocate their rows
+		fire(root, 1, nil)
+	}
+	if n := allocsPerRun(1000, func() { fire(root, 1, nil) }); n != 0 {
+		t.Fatalf("%v allocations per trace with the pool dry", n)
+	}
+
+	rec := &recorder{}
+	wire(t, Chain{Tracepoint: &tracepoint.Rule{Sample: 1}, Sink: rec})
+	want := poolWant.Load()
+	drain()
+	before := unfollowed.Load()
+	fire(root, 1, func() { spawn(func() { fire(child, 1, nil) }) })
+	if got := rec.String(); got != "[child:0<-1 final=true truncated=false][root:0<-1 final=true truncated=false]" || rec.parts[0].trace == rec.parts[1].trace {
+		t.Fatalf("parts %s, want two traces", got)
+	}
+	if n := unfollowed.Load() - before; n != 2 {
+		t.Fatalf("%d parts unfollowed, want 2 (the root's trace, the child's)", n)
+	}
+	fillPool()
+	if w := poolWant.Load(); w != min(2*want, maxPool) {
+		t.Fatalf("pool topped up to %d blocks, want %d", w, min(2*want, maxPool))
+	}
+	rec.parts = nil
+	fire(root, 1, func() { spawn(func() { fire(child, 1, nil) }) })
+	if got := rec.String(); got != "[child:1<0 final=false truncated=false][root:0<-1 final=true truncated=false]" {
+		t.Fatalf("parts %s, want the child joined", got)
+	}
+	runtime.KeepAlive(held)
 }
 
 // A goroutine started outside any trace costs its first firing nothing

@@ -62,6 +62,7 @@ type Snapshot struct {
 	TruncatedTraces int64       // of which truncated: reached the maximum, handed over in parts, or lost their root
 	Unwound         int64       // metered firings a panic or runtime.Goexit unwound before their End: not timed
 	Disturbed       int64       // stretches of own time left out: the goroutine parked to wait in them (stretch.go)
+	Unfollowed      int64       // trace parts, and firings in them, that found the pool of marks dry: goroutines started there did not join (join.go)
 	Descheduled     int64       // stretches charged their wall time less run-queue waits: the scheduler took the goroutine off its P in them (sched.go)
 	WaitsSeen       bool        // the engine tells waits from work (wait_amd64.go); false: own time holds waits
 	Interrupted     int64       // selected firings whose own time held an interruption, kept at their probe's mean (end.go)
@@ -89,6 +90,7 @@ func Take() Snapshot {
 		Started:         started.Load().(time.Time),
 		Unwound:         unwound.Load(),
 		Disturbed:       disturbed.Load(),
+		Unfollowed:      unfollowed.Load(),
 		WaitsSeen:       waitsSeen(),
 		Descheduled:     descheduled.Load(),
 		Interrupted:     interruptions.Load(),

@@ -71,8 +71,11 @@ func (g *Goroutine) endTrace() {
 			g.rootEnded()
 		}
 		g.leavePart()
-	} else if truncated {
-		tracesTruncated.Add(1)
+	} else {
+		if truncated {
+			tracesTruncated.Add(1)
+		}
+		g.rootEnded() // a trace that found the pool of marks dry (join.go)
 	}
 	if engine.sink != nil {
 		engine.sink.TraceSpans(id, g.spans, final, truncated)

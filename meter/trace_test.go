@@ -136,7 +136,6 @@ func TestTraceStartAllocatesNothing(t *testing.T) {
 	for i := 0; i < 1001; i++ {
 		fire(root, 1, body)
 	}
-	ReturnMarks() // the blocks of marks of those traces (join.go)
 	if n := allocsPerRun(1000, func() { fire(root, 1, body) }); n != 0 {
 		t.Fatalf("%v allocations per trace", n)
 	}

@@ -24,6 +24,7 @@ const (
 	MetaUnwound          = "unwound"               // metered firings a panic or runtime.Goexit unwound before their end
 	MetaDisturbed        = "disturbed_stretches"   // stretches of own time dropped because the goroutine parked in them
 	MetaDescheduled      = "descheduled_stretches" // stretches charged their wall time less run-queue waits: the goroutine was taken off its P in them
+	MetaUnfollowed       = "unfollowed_marks"      // trace parts, and firings in them, that found the pool of marks dry: goroutines started there did not join the trace
 	MetaWaits            = "waits"                 // "seen": stretches in which a goroutine parked are left out of own time; "not seen": own time holds waits
 	MetaInterrupted      = "interrupted"           // selected firings whose own time held an interruption, kept at their probe's mean
 	MetaOverhead         = "overhead_ns"           // the engine's own cost per metered firing, as key=value pairs
