@@ -34,7 +34,7 @@ type Chain struct {
 	// Untimed, with Hotspot off, is the rule whose Untimed and
 	// ThresholdInherent set the untimed limit, as hotspot's would: every
 	// firing is metered, but a probe whose calls turn out too short to
-	// time (judged once, at its first sharedFirings metered firings) is
+	// time (judged once, on its first few thousand metered firings) is
 	// untimed from then on, counted only, its own time its timed
 	// parents'. nil: every probe timed.
 	Untimed *hotspot.Rule

@@ -107,7 +107,7 @@ func (p *Probe) end(fr Firing) int64 {
 		incl, own = interrupted(p, incl, own)
 	}
 	n := p.stats.record(incl, own, fr.weight)
-	if engine.untimed != nil && n == sharedFirings && !p.internal && p.short.Load() == shortUnknown {
+	if engine.untimed != nil && n == shortJudgeAt && !p.internal && p.short.Load() == shortUnknown {
 		p.judgeShort()
 	}
 	if fr.how == meterSelected && n%ownMeanEvery == 0 {

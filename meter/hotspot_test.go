@@ -423,8 +423,8 @@ func TestSampledProbeEstimates(t *testing.T) {
 }
 
 // With hotspot off every firing is metered, but a probe whose calls are
-// too short to time is still untimed: judged once, on its first
-// sharedFirings firings, by hotspot's rule, then counted only; its own
+// too short to time is still untimed: judged once, on its first few
+// thousand firings, by hotspot's rule, then counted only; its own
 // time, what it charged its parent before the verdict too, is the
 // parent's.
 // A probe long enough to time, and a parent of few firings, stay timed.
@@ -434,15 +434,15 @@ func TestEveryFiringMeteredShortProbeIsUntimed(t *testing.T) {
 		t.Fatalf("untimed limit %d ns, want 200", l)
 	}
 	parent, leaf, long := newProbe(t, "parent"), newProbe(t, "leaf"), newProbe(t, "long")
-	const rounds = 2 * sharedFirings
+	const rounds = sharedFirings + shortJudgeAt + 100
 	for range rounds {
 		fire(parent, 1*us, func() {
 			fire(leaf, 150, nil)
 			fire(long, 500, nil)
 		})
 	}
-	if m := leaf.Metered(); m != sharedFirings {
-		t.Fatalf("leaf: %d firings metered, want its first %d", m, sharedFirings)
+	if m := leaf.Metered(); m != sharedFirings+shortJudgeAt {
+		t.Fatalf("leaf: %d firings metered, want its first %d", m, sharedFirings+shortJudgeAt)
 	}
 	if m := long.Metered(); m != rounds {
 		t.Fatalf("long: %d firings metered, want every one, %d", m, rounds)

@@ -150,6 +150,12 @@ func untimedBy(inclAvg, ownAvg int64) bool {
 	return inclAvg < l || ownAvg < l && inclAvg < untimedReach*l
 }
 
+// shortJudgeAt is how many metered firings of a probe one P's statistics
+// row holds when, with hotspot off, the probe is judged (judgeShort):
+// after its shared row's sharedFirings, so that a few slow first calls
+// (cold caches, page faults, a clock read interrupted) weigh little.
+const shortJudgeAt = 4096
+
 // What a probe's calls are, with hotspot off (Probe.short): not judged
 // yet, long enough to time, or too short.
 const (
@@ -160,7 +166,7 @@ const (
 
 // judgeShort judges p, with hotspot off (every firing metered) and an
 // untimed limit set (Chain.Untimed), on the totals of its first metered
-// firings, by hotspot's rule for untimed probes: too short to time, it is
+// firings (shortJudgeAt), by hotspot's rule for untimed probes: too short to time, it is
 // untimed (counted, no longer metered), and its own time is its timed
 // parents', what it charged them given back; or timed. It is judged once,
 // as hotspot judges a probe once its balance runs out. Metering calls

@@ -40,7 +40,7 @@
 //	property                           default  meaning
 //	METER_ENABLED                      true     false: every probe disabled, a firing costs a load and a branch
 //	METER_CLOCK                        auto     tsc, mono or auto (tsc where the TSC is invariant)
-//	METER_HOTSPOT_ENABLED              true     false: every firing metered, but an untimed probe's (METER_HOTSPOT_UNTIMED) after its first 256
+//	METER_HOTSPOT_ENABLED              true     false: every firing metered, but an untimed probe's (METER_HOTSPOT_UNTIMED) after its first thousands
 //	METER_HOTSPOT_THRESHOLD            10       µs, inclusive: a firing at or above both thresholds is hot
 //	METER_HOTSPOT_THRESHOLD_INHERENT   2        µs, inherent
 //	METER_HOTSPOT_INITIAL              1000     starting credit: cold firings, each metered, before a probe is judged on its totals

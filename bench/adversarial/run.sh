@@ -6,8 +6,8 @@
 #     with its selection: -all, or meterinject's default selection;
 #   - runs it twice, each time with a CPU profile, its model
 #     (METER_EXPORT_CSV) and its true calls (ADVERSARIAL_TRUTH): at default
-#     properties, and with every firing metered (METER_HOTSPOT_ENABLED=false)
-#     at a smaller size where metering every firing would take minutes;
+#     properties, and with every firing metered (METER_HOTSPOT_ENABLED=false:
+#     every firing of the functions the clock can time);
 #   - judges each run, and prints a summary table.
 # Exits 1 when any judgement fails, 2 when a program cannot be built or run.
 #
@@ -25,21 +25,8 @@ WORK=${ADVERSARIAL_WORK:-$ROOT/.meterinject/adversarial}
 MODES=${ADVERSARIAL_MODES:-default every}
 export GOWORK=off
 
-# Each program's selection, and its size flags for the mode that meters
-# every firing (empty: the default size). A metered firing reads the clock
-# twice, so programs of hundreds of millions of firings run smaller there.
+# Each program's selection.
 ALL_RUNS="allocfree@all phases@all cpubound@all noalloc@all tiny@all service@default service@all blocking@all short@all shapes@default shapes@all"
-every_size() {
-	case $1 in
-	allocfree) echo "-n 100000" ;;
-	phases) echo "-scale 0.15" ;;
-	cpubound) echo "-scale 0.3" ;;
-	noalloc) echo "-scale 0.5" ;;
-	tiny) echo "-n 15000000" ;;
-	shapes) echo "-n 500000" ;;
-	*) echo "" ;;
-	esac
-}
 # How many runs a program is judged over: a program that ends after a
 # tenth of a second leaves a profile of a few dozen samples, too few to
 # tell a model's shares within 3 points, so its runs are judged together
@@ -99,13 +86,9 @@ for run in "${runs[@]}"; do
 		"$gen" >"$dir/probes.txt"
 	for mode in $MODES; do
 		env=()
-		size=()
 		case $mode in
 		default) ;;
-		every)
-			env=(METER_HOTSPOT_ENABLED=false)
-			read -r -a size <<<"$(every_size "$name")"
-			;;
+		every) env=(METER_HOTSPOT_ENABLED=false) ;;
 		*)
 			echo "run.sh: unknown mode $mode (default, every)" >&2
 			exit 2
@@ -113,7 +96,7 @@ for run in "${runs[@]}"; do
 		esac
 		out="$dir/$mode"
 		reps=$(repeats "$name")
-		echo "== $name ($sel selection), $mode properties ${size[*]+"${size[*]}"}$([ "$reps" = 1 ] || echo ", $reps runs")"
+		echo "== $name ($sel selection), $mode properties$([ "$reps" = 1 ] || echo ", $reps runs")"
 		start=$(date +%s.%N)
 		pairs=()
 		truths=()
@@ -122,7 +105,7 @@ for run in "${runs[@]}"; do
 			[ "$reps" = 1 ] || o=$out.$i
 			rm -f "$o.csv" "$o.truth" "$o.pprof"
 			if ! env ${env[@]+"${env[@]}"} METER_EXPORT_CSV="$o.csv" ADVERSARIAL_TRUTH="$o.truth" \
-				"$dir/$name" ${size[@]+"${size[@]}"} -cpuprofile "$o.pprof" >"$o.stdout" 2>"$o.stderr"; then
+				"$dir/$name" -cpuprofile "$o.pprof" >"$o.stdout" 2>"$o.stderr"; then
 				cat "$o.stderr" >&2
 				echo "run.sh: $name failed" >&2
 				exit 2
