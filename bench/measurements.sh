@@ -58,11 +58,14 @@ section "An instrumented hello world's size, stripped" go test -count=1 -run '^T
 # Real modules' own test suites, instrumented.
 section "Real modules, the CI subset (make realworld)" bench/realworld/run.sh ci
 
+# The commit, read before the file is truncated (a truncated tracked file
+# is a change).
+rev="$(git rev-parse --short HEAD)$(git diff --quiet || echo ' with changes')"
 {
 	echo "# Measurements"
 	echo
 	echo "Written by \`make measurements\` (bench/measurements.sh) on $(date -u +%Y-%m-%d),"
-	echo "at commit $(git rev-parse --short HEAD)$(git diff --quiet || echo ' with changes'),"
+	echo "at commit $rev,"
 	echo "on $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(go version | cut -d' ' -f3)."
 	echo "Each section names the command that produced it. This machine is a shared VM:"
 	echo "times move by 10% between identical runs, instruction counts by a few tenths of a point."
