@@ -418,7 +418,6 @@ func (p *Pipeline) run() {
 	p.nextTick = p.now().Add(p.cfg.delay)
 	batch := p.cfg.batchSize
 	for {
-		meter.TopUpMarks() // the marks of traces across goroutines
 		now := p.now()
 		p.endBackoff(now)
 		p.report(now, false)

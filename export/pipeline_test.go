@@ -418,8 +418,8 @@ func TestTracedCallAllocatesNothing(t *testing.T) {
 			}
 			e.Pipeline().Flush(context.Background())
 			// The warm-up's blocks of marks (meter/join.go) back from the
-			// collector, so that the pool needs no top-up, which the
-			// exporter's goroutine would allocate, while 100 traces run.
+			// collector, so that the pool needs no refill, whose goroutine
+			// would allocate, while 100 traces run.
 			for range 3 {
 				runtime.GC()
 				for range 10 {

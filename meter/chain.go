@@ -181,9 +181,8 @@ func Configure(c Chain) {
 			quick.mode = modeUngated
 		}
 	}
-	tracing.Store(engine.on && engine.gated)
-	if tracing.Load() {
-		topUp() // the pool of marks for traces across goroutines (join.go)
+	if engine.on && engine.gated {
+		fillPool() // the pool of marks for traces across goroutines (join.go)
 	}
 	resetGoroutines()
 	for _, p := range Probes() {

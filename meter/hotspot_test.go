@@ -434,15 +434,28 @@ func TestEveryFiringMeteredShortProbeIsUntimed(t *testing.T) {
 		t.Fatalf("untimed limit %d ns, want 200", l)
 	}
 	parent, leaf, long := newProbe(t, "parent"), newProbe(t, "leaf"), newProbe(t, "long")
-	const rounds = sharedFirings + shortJudgeAt + 100
-	for range rounds {
+	round := func() {
 		fire(parent, 1*us, func() {
 			fire(leaf, 150, nil)
 			fire(long, 500, nil)
 		})
 	}
-	if m := leaf.Metered(); m != sharedFirings+shortJudgeAt {
-		t.Fatalf("leaf: %d firings metered, want its first %d", m, sharedFirings+shortJudgeAt)
+	// Judged when one P's row holds shortJudgeAt firings: on one P, after
+	// sharedFirings+shortJudgeAt; later if the goroutine moved.
+	rounds := int64(0)
+	for ; leaf.State() != Untimed && rounds < 100*shortJudgeAt; rounds++ {
+		round()
+	}
+	judged := leaf.Metered()
+	if judged < sharedFirings+shortJudgeAt || judged != rounds {
+		t.Fatalf("leaf untimed after %d firings, %d metered, want every one and at least %d", rounds, judged, sharedFirings+shortJudgeAt)
+	}
+	for range 100 {
+		round()
+	}
+	rounds += 100
+	if m := leaf.Metered(); m != judged {
+		t.Fatalf("leaf: %d firings metered, want none after its verdict (%d)", m, judged)
 	}
 	if m := long.Metered(); m != rounds {
 		t.Fatalf("long: %d firings metered, want every one, %d", m, rounds)

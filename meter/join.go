@@ -44,13 +44,12 @@ import (
 // once no goroutine's labels point into them (the runtime clears a
 // goroutine's labels when it exits). A trace takes its blocks from the
 // pool and never allocates one: a firing allocates nothing. The pool is
-// filled when a trace gate is wired, and topped up after each collection,
-// on the collector's finalizer goroutine, and by the export pipeline's
-// goroutine as it wakes (TopUpMarks), to a size that doubles (up to
-// maxPool) each time the pool ran dry since the last. Where it is dry
-// (traces that start faster than collections come, between two of them),
-// goroutines started in a trace's part do not join it, and the model
-// counts the part as unfollowed.
+// filled when a trace gate is wired; a firing that finds it below a
+// quarter of its size, or empty, starts a short-lived goroutine that fills
+// it again, to a size that doubles (up to maxPool) each time it ran dry.
+// Where it is dry (a burst of traces faster than a refill), goroutines
+// started in a trace's part do not join it, and the model counts the part
+// as unfollowed.
 //
 // What is followed: go statements, in the program and in the libraries it
 // calls (errgroup's Go, a goroutine that outlives its handler), however
@@ -130,29 +129,32 @@ type joinState struct {
 var freeBlocks atomic.Pointer[markBlock]
 
 var (
-	pooled   atomic.Int32 // blocks in freeBlocks
-	poolWant atomic.Int32 // what the pool is topped up to after a collection
-	poolDry  atomic.Bool  // a trace found the pool empty since the last top-up
-	topping  atomic.Bool  // a topper is armed (topUp)
-	tracing  atomic.Bool  // a trace gate is wired: toppers keep the pool filled
+	pooled    atomic.Int32 // blocks in freeBlocks
+	poolWant  atomic.Int32 // what a refill tops the pool up to
+	poolDry   atomic.Bool  // a trace found the pool empty since the last refill
+	refilling atomic.Bool  // a refill runs (refillSoon)
 )
 
-// The pool's size after a top-up: minPool blocks (800 bytes each, 200 KB
-// in all) at first, doubled after each top-up before which it ran dry.
-const minPool, maxPool = 256, 4096
+// The pool's size: minPool blocks (800 bytes each, 50 KB in all) at first,
+// doubled by each refill before which it ran dry. The collector scans the
+// blocks in the pool at each cycle, so it starts small.
+const minPool, maxPool = 64, 4096
 
 // takeBlock returns a block of marks from the pool, or nil when it is
-// empty. It never allocates.
+// empty. It never allocates: where the pool runs low it starts a refill.
 func takeBlock() *markBlock {
 	for {
 		b := freeBlocks.Load()
 		if b == nil {
 			poolDry.Store(true)
+			refillSoon()
 			return nil
 		}
 		if freeBlocks.CompareAndSwap(b, b.next.Load()) {
 			b.next.Store(nil)
-			pooled.Add(-1)
+			if pooled.Add(-1) < poolWant.Load()/4 {
+				refillSoon()
+			}
 			return b
 		}
 	}
@@ -187,8 +189,8 @@ func recycleBlock(b *markBlock) {
 }
 
 // fillPool tops the pool up to poolWant blocks, doubling poolWant first if
-// the pool ran dry since the last top-up. Configure calls it when a trace
-// gate is wired, and a topper after each collection.
+// the pool ran dry since the last refill. Configure calls it when a trace
+// gate is wired.
 func fillPool() {
 	want := max(poolWant.Load(), minPool)
 	if poolDry.Swap(false) {
@@ -200,35 +202,18 @@ func fillPool() {
 	}
 }
 
-// topper is an object that nothing reaches: its finalizer runs once after
-// the next collection, tops the pool up and arms a new topper, while a
-// trace gate is wired. It runs on the finalizers' goroutine, which the
-// runtime owns: a program's goroutine count does not change.
-type topper struct{ _ [16]byte } // not tiny: the tiny allocator would batch it with others
+// refillSoon starts a goroutine that fills the pool, unless one runs, so
+// that the firing that found the pool low allocates nothing itself. The
+// goroutine lives for the few microseconds the allocations take.
+func refillSoon() {
+	if refilling.CompareAndSwap(false, true) {
+		go refill()
+	}
+}
 
-// topUp fills the pool and arms a topper, unless one is armed.
-func topUp() {
+func refill() {
 	fillPool()
-	if topping.CompareAndSwap(false, true) {
-		runtime.SetFinalizer(new(topper), topped)
-	}
-}
-
-// TopUpMarks fills the pool of marks if it ran dry or below half its
-// size. The export pipeline's goroutine calls it each time it wakes, so
-// that traces stay followed across goroutines in a program whose
-// collections are rare.
-func TopUpMarks() {
-	if tracing.Load() && (poolDry.Load() || pooled.Load() < poolWant.Load()/2) {
-		fillPool()
-	}
-}
-
-func topped(*topper) {
-	topping.Store(false)
-	if tracing.Load() {
-		topUp()
-	}
+	refilling.Store(false)
 }
 
 // blocksRecycled counts the blocks the collector gave back.

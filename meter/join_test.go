@@ -282,10 +282,13 @@ func TestJoinBlocksComeBack(t *testing.T) {
 
 // With the pool of marks dry, a trace start allocates nothing: its part
 // is counted as unfollowed and the goroutines it starts do not join (at
-// one in one, the child starts a trace of its own). Once the
-// pool is filled again (after a collection; here by hand), twice as large
-// as before it ran dry, they join again.
+// one in one, the child starts a trace of its own). Once the pool is
+// filled again (by a refill, here by hand), twice as large as before it
+// ran dry, they join again.
 func TestDryPoolAllocatesNothing(t *testing.T) {
+	// As if a refill ran already: none starts, and the pool stays dry.
+	refilling.Store(true)
+	defer refilling.Store(false)
 	var held []*markBlock // taken, as traces still running would hold them
 	drain := func() {
 		for b := takeBlock(); b != nil; b = takeBlock() {
@@ -323,6 +326,37 @@ func TestDryPoolAllocatesNothing(t *testing.T) {
 	fire(root, 1, func() { spawn(func() { fire(child, 1, nil) }) })
 	if got := rec.String(); got != "[child:1<0 final=false truncated=false][root:0<-1 final=true truncated=false]" {
 		t.Fatalf("parts %s, want the child joined", got)
+	}
+	runtime.KeepAlive(held)
+}
+
+// A trace start that finds the pool of marks low starts a refill, which
+// fills it to its size; one that finds it dry, to twice that.
+func TestPoolRefills(t *testing.T) {
+	wire(t, Chain{Tracepoint: &tracepoint.Rule{Sample: 1}, Sink: nopSink{}})
+	want := poolWant.Load()
+	var held []*markBlock
+	for pooled.Load() >= want/4 {
+		held = append(held, takeBlock())
+	}
+	waitRefill := func() {
+		for refilling.Load() {
+			runtime.Gosched()
+		}
+	}
+	waitRefill()
+	if n := pooled.Load(); n < want {
+		t.Fatalf("%d blocks after a refill, want %d", n, want)
+	}
+	refilling.Store(true) // no refill while the pool is drained
+	for b := takeBlock(); b != nil; b = takeBlock() {
+		held = append(held, b)
+	}
+	refilling.Store(false)
+	takeBlock() // finds it dry
+	waitRefill()
+	if w, n := poolWant.Load(), pooled.Load(); w != min(2*want, maxPool) || n < w {
+		t.Fatalf("pool of %d blocks, size %d, want size %d", n, w, min(2*want, maxPool))
 	}
 	runtime.KeepAlive(held)
 }
