@@ -6,13 +6,11 @@ package meter
 // counts through procPin (count.go).
 func findMP() {}
 
-// waitMark and waited: off amd64 and under -race no wait is seen, and own
-// times are wall times (stretch.go).
-func waitMark() uint8   { return 0 }
-func waited() bool      { return false }
-func otherReason() bool { return false }
-func waitsSeen() bool   { return false }
-func timesLeft() uint8  { return 0 }
+// Off amd64 and under -race no wait is seen, and own times are wall times
+// (stretch.go).
+func waitsSeen() bool                { return false }
+func marks() (left, reason uint8)    { return 0, 0 }
+func isWaitReason(reason uint8) bool { return false }
 
 // findWaits finds nothing here.
 func findWaits() {}

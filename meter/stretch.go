@@ -25,20 +25,21 @@ var disturbed atomic.Int64
 // be f's.
 func (f *Frame) openStretch(t int64) {
 	f.mark, f.child = t, 0
-	f.left = engine.waitMark()
+	f.left, _ = engine.marks()
 }
 
 // closeStretch ends f's current stretch at tick t and begins the next: the
 // stretch's time, less what was charged to it, goes to f's own time unless
 // the goroutine parked to wait in it. The running goroutine must be f's.
 func (f *Frame) closeStretch(t int64) {
-	switch n := engine.descheduled(f.left); {
-	case engine.waited():
+	left, reason := engine.marks()
+	switch n := engine.descheduled(f.left, left); {
+	case engine.waited(reason):
 		disturbed.Add(1)
 	case n > 0:
 		l := nanos(f.mark, t)
 		switch {
-		case l >= longStretch && engine.otherReason() && l > int64(n)*maskedGap:
+		case l >= longStretch && engine.otherReason(reason) && l > int64(n)*maskedGap:
 			// A wait the runtime's own reason wrote over (the collector's
 			// assist after the wait): mostly waiting, by its length.
 			disturbed.Add(1)
@@ -52,23 +53,24 @@ func (f *Frame) closeStretch(t int64) {
 		f.own += nanos(f.mark, t) - f.child
 	}
 	f.mark, f.child = t, 0
-	f.left = engine.waitMark()
+	f.left = left
 }
 
-// waitMark, waited and descheduled read the process's goroutine
-// (wait_amd64.go), or, with a manual clock, what a test's chain says.
-func (e *engineState) waitMark() uint8 {
+// marks reads the process's goroutine (wait_amd64.go): its count of
+// leaving the running state and its wait reason since the last marks;
+// with a manual clock, nothing (the test's chain says what happened).
+func (e *engineState) marks() (left, reason uint8) {
 	if e.manual == nil {
-		return waitMark()
+		return marks()
 	}
-	return 0
+	return 0, 0
 }
 
 // descheduled returns how many times the running goroutine left the
-// running state since it was left times, without counting a park.
-func (e *engineState) descheduled(left uint8) int {
+// running state between two marks, without counting a park.
+func (e *engineState) descheduled(before, now uint8) int {
 	if e.manual == nil {
-		return int(timesLeft() - left)
+		return int(now - before)
 	}
 	if e.desched == nil {
 		return 0
@@ -76,11 +78,18 @@ func (e *engineState) descheduled(left uint8) int {
 	return e.desched()
 }
 
-func (e *engineState) otherReason() bool { return e.manual == nil && otherReason() }
+// otherReason reports whether reason, read by marks, is the runtime's own
+// (assisting the collector, preempted for a stack scan), written over
+// whatever reason came before it in the stretch.
+func (e *engineState) otherReason(reason uint8) bool {
+	return e.manual == nil && reason != 0 && !isWaitReason(reason)
+}
 
-func (e *engineState) waited() bool {
+// waited reports whether reason, read by marks, says the goroutine parked
+// to wait.
+func (e *engineState) waited(reason uint8) bool {
 	if e.manual == nil {
-		return waited()
+		return isWaitReason(reason)
 	}
 	return e.parked != nil && e.parked()
 }

@@ -259,34 +259,28 @@ func waitNames() map[uint64]string {
 	return names
 }
 
-// waitMark clears the running goroutine's wait reason byte, so that a wait
-// from now on shows, and returns its count of leaving the running state
-// (timesLeft): what a stretch opens with.
+// marks returns what a stretch closes with and the next opens with, in
+// one look at the running goroutine's g: its count of leaving the running
+// state (g.trackingSeq, modulo 256) and its wait reason byte, which it
+// clears, so that a wait from now on shows.
 //
 //go:nosplit
-func waitMark() uint8 {
+func marks() (left, reason uint8) {
 	g := getgp()
 	if waitOffset != 0 {
 		if r := (*byte)(unsafe.Add(g, waitOffset)); *r != 0 {
+			reason = *r
 			*r = 0
 		}
 	}
-	if leftOffset == 0 {
-		return 0
+	if leftOffset != 0 {
+		left = *(*uint8)(unsafe.Add(g, leftOffset))
 	}
-	return *(*uint8)(unsafe.Add(g, leftOffset))
+	return left, reason
 }
 
-// timesLeft returns the running goroutine's count of leaving the running
-// state (g.trackingSeq), modulo 256; 0 where it was not found.
-//
-//go:nosplit
-func timesLeft() uint8 {
-	if leftOffset == 0 {
-		return 0
-	}
-	return *(*uint8)(unsafe.Add(getgp(), leftOffset))
-}
+// isWaitReason reports whether reason is a wait (findWaits).
+func isWaitReason(reason uint8) bool { return isWait[reason] }
 
 // leftOffset is the place in g of the byte the runtime adds one to each
 // time the goroutine leaves the running state (parks, or is preempted or
@@ -327,29 +321,4 @@ func findLeft() {
 			return
 		}
 	}
-}
-
-// waited reports whether the running goroutine parked to wait since the
-// last waitMark.
-//
-//go:nosplit
-func waited() bool {
-	if waitOffset == 0 {
-		return false
-	}
-	return isWait[*(*byte)(unsafe.Add(getgp(), waitOffset))]
-}
-
-// otherReason reports whether the running goroutine's wait reason byte,
-// since the last waitMark, holds a reason that is not a wait: the
-// runtime's own (assisting the collector, preempted for a stack scan),
-// written over whatever reason came before it in the stretch.
-//
-//go:nosplit
-func otherReason() bool {
-	if waitOffset == 0 {
-		return false
-	}
-	r := *(*byte)(unsafe.Add(getgp(), waitOffset))
-	return r != 0 && !isWait[r]
 }

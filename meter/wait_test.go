@@ -17,8 +17,8 @@ func TestFindWaits(t *testing.T) {
 	if waitOffset == 0 {
 		t.Fatal("the wait reason's place in the runtime's g was not found")
 	}
-	waitMark()
-	if waited() {
+	marks()
+	if _, r := marks(); isWaitReason(r) {
 		t.Fatal("a wait seen before any")
 	}
 	// The sender is late, so that the receive parks; on a loaded machine
@@ -28,18 +28,19 @@ func TestFindWaits(t *testing.T) {
 	for try := 0; try < 5 && !parked; try++ {
 		ch := make(chan int)
 		go func() { time.Sleep(time.Millisecond); ch <- 1 }()
-		waitMark()
+		marks()
 		<-ch
-		parked = waited()
+		_, r := marks()
+		parked = isWaitReason(r)
 	}
 	if !parked {
 		t.Fatal("a channel receive that parked is not a wait")
 	}
-	waitMark()
+	marks()
 	for range 100 {
 		runtimeGosched()
 	}
-	if waited() {
+	if _, r := marks(); isWaitReason(r) {
 		t.Fatal("yielding the P is a wait")
 	}
 }
@@ -53,11 +54,11 @@ func TestFindLeft(t *testing.T) {
 	if leftOffset == 0 {
 		t.Fatal("the runtime's count of a goroutine leaving the running state was not found")
 	}
-	before := timesLeft()
+	before, _ := marks()
 	runtime.Gosched()
 	runtime.Gosched()
-	if n := timesLeft() - before; n < 2 {
-		t.Fatalf("two yields counted %d times", n)
+	if now, _ := marks(); now-before < 2 {
+		t.Fatalf("two yields counted %d times", now-before)
 	}
 }
 
