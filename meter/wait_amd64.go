@@ -262,22 +262,8 @@ func waitNames() map[uint64]string {
 // marks returns what a stretch closes with and the next opens with, in
 // one look at the running goroutine's g: its count of leaving the running
 // state (g.trackingSeq, modulo 256) and its wait reason byte, which it
-// clears, so that a wait from now on shows.
-//
-//go:nosplit
-func marks() (left, reason uint8) {
-	g := getgp()
-	if waitOffset != 0 {
-		if r := (*byte)(unsafe.Add(g, waitOffset)); *r != 0 {
-			reason = *r
-			*r = 0
-		}
-	}
-	if leftOffset != 0 {
-		left = *(*uint8)(unsafe.Add(g, leftOffset))
-	}
-	return left, reason
-}
+// clears, so that a wait from now on shows (marks_amd64.s).
+func marks() (left, reason uint8)
 
 // isWaitReason reports whether reason is a wait (findWaits).
 func isWaitReason(reason uint8) bool { return isWait[reason] }
