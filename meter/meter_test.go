@@ -482,3 +482,33 @@ func TestWaitsAreNotOwnTime(t *testing.T) {
 		t.Fatalf("disturbed stretches %d, want 1", d)
 	}
 }
+
+// A stretch of seconds may have left the running state 256 times or more,
+// its count a byte: it is taken to have left it the least number of
+// times, equal to the count modulo 256, whose charge fits in as many 20 ms
+// time slices. 3 s, a count of 44 and a run-queue wait of 4 ms: 300
+// times, 1.8 s charged.
+func TestLongStretchCountWraps(t *testing.T) {
+	var left int
+	wire(t, Chain{Descheduled: func() int { n := left; left = 0; return n }, RunWait: 4 * ms})
+	p := newProbe(t, "p")
+	fire(p, 0, func() {
+		clk.Advance(3000 * ms)
+		left = 44
+	})
+	checkRow(t, p, 1, 3000*ms, 1800*ms)
+	for _, c := range []struct {
+		l    int64
+		n    int
+		w    int64
+		want int
+	}{
+		{3000 * ms, 44, 4 * ms, 300},
+		{3000 * ms, 200, 4 * ms, 200}, // 2.2 s in 201 slices of 20 ms: no wrap needed
+		{2600 * ms, 1, 1 * ms, 257},
+	} {
+		if got := leftTimes(c.l, c.n, c.w); got != c.want {
+			t.Errorf("leftTimes(%d, %d, %d) = %d, want %d", c.l, c.n, c.w, got, c.want)
+		}
+	}
+}

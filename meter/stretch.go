@@ -39,6 +39,11 @@ func (f *Frame) closeStretch(t int64) {
 	case n > 0:
 		l := nanos(f.mark, t)
 		switch {
+		case l >= wrapSpan:
+			// The count may have wrapped: no wait is told from it.
+			w := runWait(t)
+			descheduled.Add(1)
+			f.own += max(l-int64(leftTimes(l, n, w))*w-f.child, 0)
 		case l >= longStretch && engine.otherReason(reason) && l > int64(n)*maskedGap:
 			// A wait the runtime's own reason wrote over (the collector's
 			// assist after the wait): mostly waiting, by its length.
