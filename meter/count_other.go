@@ -12,5 +12,7 @@ func waitsSeen() bool                { return false }
 func marks() (left, reason uint8)    { return 0, 0 }
 func isWaitReason(reason uint8) bool { return false }
 
+var assistReason uint8
+
 // findWaits finds nothing here.
 func findWaits() {}

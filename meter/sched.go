@@ -25,8 +25,7 @@ import (
 // moment for each time, and no less than nothing. The mean is that of the
 // goroutines that became ready lately, not this one's, which a goroutine
 // taken off for its time slice (to the global queue) waits longer than. A
-// stretch of wrapSpan or more (seconds of one function's own time without
-// a metered call) may have left the running state 256 times or more, the
+// long stretch may have left the running state 256 times or more, the
 // count being a byte: it is taken to have left it as often as its charge
 // needs time slices (leftTimes).
 
@@ -34,28 +33,25 @@ import (
 // was taken off its P in is charged less its waits rather than left out.
 const longStretch = 10_000_000
 
-// maskedGap: a long stretch whose wait reason byte holds a reason of the
-// runtime's own (the collector's assist writes one while the goroutine
-// works) may have held a wait whose reason was written over. One that is
+// maskedGap: a long stretch whose wait reason byte holds the collector's
+// assist (the runtime writes it while the goroutine works) may have held a
+// wait whose reason was written over. One that is
 // longer than maskedGap for each time the goroutine left the running
 // state is taken for such a wait and left out: a goroutine that only runs
 // is taken off its P every 10 ms or so of its time slices.
 const maskedGap = 40_000_000
 
-// wrapSpan is the wall time from which a stretch's count of leaving the
-// running state, a byte, may have wrapped: a goroutine that only runs
-// leaves it at least once each time slice (sysmon takes it off its P after
-// 10 ms), 256 times in 2.56 s. maxSlice is the longest it runs between
-// two: the slice, and up to 10 ms more before sysmon looks.
-const (
-	wrapSpan = 256 * 10_000_000
-	maxSlice = 20_000_000
-)
+// maxSlice is the longest a goroutine runs between two times it leaves the
+// running state: sysmon takes any goroutine off its P once it has run 10
+// ms, and looks at least every 10 ms.
+const maxSlice = 20_000_000
 
 // leftTimes returns how many times a goroutine left the running state in
-// a stretch of l ns whose byte count moved by n, modulo 256: the least
-// n+256k for which the stretch's charge, l less a run-queue wait of w for
-// each time, fits in that many time slices and one more.
+// a long stretch of l ns whose byte count moved by n, modulo 256 (a
+// goroutine stopped for the collector's stack scans every few ms leaves it
+// 256 times in a second or two): the least n+256k for which the stretch's
+// charge, l less a run-queue wait of w for each time, fits in that many
+// time slices and one more.
 func leftTimes(l int64, n int, w int64) int {
 	k := n
 	for l-int64(k)*w > int64(k+1)*maxSlice {

@@ -39,18 +39,14 @@ func (f *Frame) closeStretch(t int64) {
 	case n > 0:
 		l := nanos(f.mark, t)
 		switch {
-		case l >= wrapSpan:
-			// The count may have wrapped: no wait is told from it.
+		case l >= longStretch && engine.assisted(reason) && l > int64(n)*maskedGap:
+			// A wait the collector's assist wrote over: mostly waiting,
+			// by its length.
+			disturbed.Add(1)
+		case l >= longStretch:
 			w := runWait(t)
 			descheduled.Add(1)
 			f.own += max(l-int64(leftTimes(l, n, w))*w-f.child, 0)
-		case l >= longStretch && engine.otherReason(reason) && l > int64(n)*maskedGap:
-			// A wait the runtime's own reason wrote over (the collector's
-			// assist after the wait): mostly waiting, by its length.
-			disturbed.Add(1)
-		case l >= longStretch:
-			descheduled.Add(1)
-			f.own += max(l-int64(n)*runWait(t)-f.child, 0)
 		default:
 			descheduled.Add(1)
 		}
@@ -83,11 +79,11 @@ func (e *engineState) descheduled(before, now uint8) int {
 	return e.desched()
 }
 
-// otherReason reports whether reason, read by marks, is the runtime's own
-// (assisting the collector, preempted for a stack scan), written over
+// assisted reports whether reason, read by marks, is the collector's
+// assist, which the runtime writes while the goroutine works, over
 // whatever reason came before it in the stretch.
-func (e *engineState) otherReason(reason uint8) bool {
-	return e.manual == nil && reason != 0 && !isWaitReason(reason)
+func (e *engineState) assisted(reason uint8) bool {
+	return e.manual == nil && reason != 0 && reason == assistReason
 }
 
 // waited reports whether reason, read by marks, says the goroutine parked

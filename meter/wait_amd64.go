@@ -28,9 +28,10 @@ import (
 // each value. Not found, every stretch that left its P counts (wall time).
 
 var (
-	waitOffset uintptr   // of the wait reason in g; 0: not found
-	isWait     [256]bool // the reasons that are waits
-	waitsOnce  sync.Once
+	waitOffset   uintptr   // of the wait reason in g; 0: not found
+	isWait       [256]bool // the reasons that are waits
+	assistReason uint8     // the collector's assist's reason; 0: not known
+	waitsOnce    sync.Once
 )
 
 // waitsSeen reports whether findWaits found the wait reason.
@@ -210,6 +211,7 @@ func lookForWaits(sleep time.Duration) (again bool) {
 			isWait[v] = true
 		}
 		isWait[w+5] = false
+		assistReason = 1
 	}
 	return false
 }
