@@ -23,10 +23,10 @@ import (
 //
 // The overheads are not constants: what a clock read costs differs several
 // times over from one machine to another, and what a metered firing costs
-// depends on the program's caches. The engine measures them where they happen: one in
-// every calibrateEvery metered firings of a goroutine is followed by a
-// measured empty firing of a private probe, of the same kind, nested in
-// the same parent; the overheads in use are trimmed means of the last 64
+// depends on the program's caches. The engine measures them where they
+// happen: one in every calibrateEvery metered firings of a goroutine is
+// followed by a measured empty firing of a private probe, of the same
+// kind, nested in the same parent; the overheads in use are trimmed means of the last 64
 // such measurements of each kind. When the chain is wired, 64 measurements
 // on the wiring goroutine give the first figures. With a manual clock
 // (tests) both are zero.

@@ -223,25 +223,6 @@ var blocksRecycled atomic.Int64
 // found the pool of marks dry: goroutines started there do not join.
 var unfollowed atomic.Int64
 
-// returnMarks runs the collector until the blocks of marks that no
-// goroutine reaches any more are back in the engine's pool, a few
-// collections at most: for tests of the pool. A program's own collections
-// give the blocks back.
-func returnMarks() {
-	last := blocksRecycled.Load()
-	for quiet := 0; quiet < 3; {
-		runtime.GC()
-		for i := 0; i < 10; i++ {
-			runtime.Gosched() // the finalizers run on a goroutine of their own
-		}
-		if n := blocksRecycled.Load(); n != last {
-			last, quiet = n, 0
-		} else {
-			quiet++
-		}
-	}
-}
-
 // The runtime keeps a goroutine's profiler labels as one pointer, which
 // runtime/pprof sets and reads through these two functions; the runtime
 // keeps them linkable for packages outside the standard library

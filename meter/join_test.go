@@ -386,3 +386,21 @@ func TestNewGoroutineAllocatesNothing(t *testing.T) {
 		t.Fatalf("a goroutine's first firing allocates: %v allocations with it, %v without", with, without)
 	}
 }
+
+// returnMarks runs the collector until the blocks of marks that no
+// goroutine reaches any more are back in the engine's pool, a few
+// collections at most. A program's own collections give the blocks back.
+func returnMarks() {
+	last := blocksRecycled.Load()
+	for quiet := 0; quiet < 3; {
+		runtime.GC()
+		for i := 0; i < 10; i++ {
+			runtime.Gosched() // the finalizers run on a goroutine of their own
+		}
+		if n := blocksRecycled.Load(); n != last {
+			last, quiet = n, 0
+		} else {
+			quiet++
+		}
+	}
+}

@@ -138,8 +138,8 @@ func decide(p *Probe, t int64) {
 // all, and still be untimed when its own time is under the limit. The own
 // time of a short call with metered children is mostly what the engine
 // estimates their metering to cost: a tiny recursive function (a fib of a
-// few ns a call) shows several times its own time. Such a call is untimed, its time its
-// caller's. A longer call that does little itself (a middleware closure
+// few ns a call) shows several times its own time. Such a call is untimed,
+// its time its caller's. A longer call that does little itself (a middleware closure
 // around a handler) stays timed: its inclusive time is worth having.
 const untimedReach = 10
 
@@ -166,9 +166,9 @@ const (
 
 // judgeShort judges p, with hotspot off (every firing metered) and an
 // untimed limit set (Chain.Untimed), on the totals of its first metered
-// firings (shortJudgeAt), by hotspot's rule for untimed probes: too short to time, it is
-// untimed (counted, no longer metered), and its own time is its timed
-// parents', what it charged them given back; or timed. It is judged once,
+// firings (shortJudgeAt), by hotspot's rule for untimed probes: too short
+// to time, it is untimed (counted, no longer metered), and its own time is
+// its timed parents', what it charged them given back; or timed. It is judged once,
 // as hotspot judges a probe once its balance runs out. Metering calls
 // shorter than the clock would leave their parents mostly the estimates
 // of metering them that are taken off.
