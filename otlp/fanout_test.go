@@ -1,12 +1,9 @@
 package otlp
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -62,27 +59,7 @@ func TestFanOut(t *testing.T) {
 			if withOTel {
 				args = append(args, "-otelhttp")
 			}
-			cmd := exec.Command(svc, args...)
-			cmd.Env = append(os.Environ(), "METER_EXPORT_OTLP=true",
-				"METER_TRACEPOINT_ENABLED=true", fmt.Sprintf("METER_TRACEPOINT_SAMPLE=%d", sample),
-				"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+r.GRPCAddr, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
-				"OTEL_SERVICE_NAME=fanout", "OTEL_METRICS_EXPORTER=none")
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			line, err := bufio.NewReader(out).ReadString('\n')
-			url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-			if err != nil || !ok {
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatalf("first line %q (%v), want the address; stderr:\n%s", line, err, stderr.String())
-			}
+			cmd, url, stderr := startTraced(t, svc, args, r.GRPCAddr, sample, "OTEL_SERVICE_NAME=fanout")
 			for i := 0; i < requests; i++ {
 				resp, err := http.Get(url + "/fan?n=2")
 				if err != nil {

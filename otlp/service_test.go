@@ -60,27 +60,7 @@ func TestService(t *testing.T) {
 			if graceful {
 				args = append(args, "-graceful")
 			}
-			cmd := exec.Command(svc, args...)
-			cmd.Env = append(os.Environ(), "METER_EXPORT_CSV="+model, "METER_EXPORT_OTLP=true",
-				"METER_TRACEPOINT_ENABLED=true", fmt.Sprintf("METER_TRACEPOINT_SAMPLE=%d", sample),
-				"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+r.GRPCAddr, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
-				"OTEL_SERVICE_NAME=service", "OTEL_METRICS_EXPORTER=none")
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			line, err := bufio.NewReader(out).ReadString('\n')
-			url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-			if err != nil || !ok {
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatalf("first line %q (%v), want the address; stderr:\n%s", line, err, stderr.String())
-			}
+			cmd, url, stderr := startTraced(t, svc, args, r.GRPCAddr, sample, "OTEL_SERVICE_NAME=service", "METER_EXPORT_CSV="+model)
 			got := run(t, example, load, "-load", url, "-n", fmt.Sprint(requests), "-c", "4")
 			if !strings.HasPrefix(got, fmt.Sprintf("%d requests, 0 errors", requests)) {
 				t.Errorf("load: %q", got)
@@ -88,7 +68,7 @@ func TestService(t *testing.T) {
 			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
-			err = cmd.Wait()
+			err := cmd.Wait()
 			var exit *exec.ExitError
 			switch {
 			case graceful && err != nil:
@@ -213,4 +193,35 @@ func readModel(t *testing.T, path string) map[string]string {
 		}
 	}
 	return rows
+}
+
+// startTraced starts the service bin with args, tracepoint on at one in
+// sample and OTLP to a receiver at grpcAddr, and env more; it returns it
+// once it has printed "listening on URL", with that URL and its standard
+// error as it goes.
+func startTraced(t *testing.T, bin string, args []string, grpcAddr string, sample int, env ...string) (*exec.Cmd, string, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "METER_EXPORT_OTLP=true",
+		"METER_TRACEPOINT_ENABLED=true", fmt.Sprintf("METER_TRACEPOINT_SAMPLE=%d", sample),
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+grpcAddr, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
+		"OTEL_METRICS_EXPORTER=none")
+	cmd.Env = append(cmd.Env, env...)
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if err != nil || !ok {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("first line %q (%v), want the address; stderr:\n%s", line, err, stderr.String())
+	}
+	return cmd, url, stderr
 }
