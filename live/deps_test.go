@@ -17,7 +17,7 @@ func main() {
 	probe.Main()
 	f := probes[0].Unmetered()
 	_ = probes[0].On() && probes[0].Begin(&f)
-	_ = f != nil && probes[0].End(&f)
+	_ = f != 0 && probes[0].End(&f)
 	probe.Shutdown()
 }
 `
@@ -36,7 +36,7 @@ func init() { probe.Register(probes[:], "example.com/plain.main") }
 func main() {
 	f := probes[0].Unmetered()
 	_ = probes[0].On() && probes[0].Begin(&f)
-	_ = f != nil && probes[0].End(&f)
+	_ = f != 0 && probes[0].End(&f)
 	probe.Shutdown()
 }
 `

@@ -68,11 +68,11 @@ func request() {
 		l := probes[2].Unmetered()
 		_ = probes[2].On() && probes[2].Begin(&l)
 		s += spin(2000)
-		_ = l != nil && probes[2].End(&l)
+		_ = l != 0 && probes[2].End(&l)
 		s += spin(500)
-		_ = w != nil && probes[1].End(&w)
+		_ = w != 0 && probes[1].End(&w)
 	}
-	_ = f != nil && probes[0].End(&f)
+	_ = f != 0 && probes[0].End(&f)
 	sink.Add(int64(s))
 }
 

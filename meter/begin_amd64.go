@@ -11,7 +11,7 @@ package meter
 // firing's place in st, pos and pc; on the way to measure it also checks,
 // as beginGo does, that the state's frames are the running goroutine's.
 // Callers pass nil, 0, 0.
-func begin(p *Probe, st *Goroutine, pos, pc uintptr) Firing
+func begin(p *Probe, st *Goroutine, pos, pc uintptr) *Frame
 
 // cached returns the running goroutine's state when it sits in its home
 // slot of the goroutine table, and nil otherwise (not there yet, or moved

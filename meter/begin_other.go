@@ -5,7 +5,7 @@ package meter
 // begin is Begin: all of it in Go here (under -race, and off amd64).
 //
 //go:noinline
-func begin(p *Probe, _ *Goroutine, _, _ uintptr) Firing {
+func begin(p *Probe, _ *Goroutine, _, _ uintptr) *Frame {
 	pos, pc := firingFrame()
 	return beginGo(p, nil, pos, pc)
 }

@@ -190,10 +190,10 @@ func setUntimedLimit() {
 // its start is the firing's clock difference.
 func (p *Probe) empty() int64 {
 	f := p.Begin()
-	if f == nil || f == firstEnd || f.probe != p {
+	fr := f.frame()
+	if fr == nil || fr == firstEnd || fr.probe != p {
 		return -1
 	}
-	fr := f
 	p.End(&f)
 	return nanos(fr.start, fr.mark)
 }

@@ -123,6 +123,6 @@ func (p *Probe) countGo(sample bool) int32 {
 // counted in Go, then decided as beginGo decides a counted firing.
 //
 //lint:ignore U1000 jumped to from begin_amd64.s
-func countOut(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
+func countOut(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 	return counted(p, pos, pc)
 }

@@ -4,16 +4,33 @@ import (
 	"math"
 	"runtime"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/meterio/meter/extensions/flowcheck"
 )
 
-// Firing is what Begin returns and End ends: nil when End has nothing to
-// do, firstEnd for an unmetered firing whose end must be noted, and
-// otherwise the metered firing's frame, so that End needs no look-up. A
-// goroutine's frames never move: each is allocated once, the first time
-// its depth is reached.
-type Firing = *Frame
+// Firing is what Begin returns and End ends: 0 when End has nothing to
+// do, firstEnd's address for an unmetered firing whose end must be noted,
+// and otherwise the address of the metered firing's frame, so that End
+// needs no look-up. A goroutine's frames never move: each is allocated
+// once, the first time its depth is reached, and stays reachable from the
+// goroutine table for the life of the process (goroutine.go), so an
+// address held as a number never outlives its frame.
+//
+// A number, not a pointer: generated code keeps the firing in a variable
+// of the instrumented function whose address it takes (probe.Begin), and
+// an address-taken variable that holds a pointer is a stack object, which
+// every copy of a growing stack and every scan of the stack by the
+// collector must find and adjust. A firing variable holds no pointer, so
+// an instrumented function's frame has the stack objects of the plain
+// one.
+type Firing uintptr
+
+// frame returns the frame f stands for, nil for 0.
+func (f Firing) frame() *Frame { return *(**Frame)(unsafe.Pointer(&f)) }
+
+// firingOf returns the Firing of fr.
+func firingOf(fr *Frame) Firing { return Firing(unsafe.Pointer(fr)) }
 
 // firstEnd is the Firing of a probe's firing outside a trace, while no
 // firing of the probe has ended yet: not metered, but its End is noted (a
@@ -40,7 +57,7 @@ var (
 // a clock read and a push on the goroutine's own stack. Begin never
 // allocates once the goroutine's stack has reached its depth, and takes
 // no lock after the goroutine's first firing.
-func (p *Probe) Begin() Firing { return begin(p, nil, 0, 0) }
+func (p *Probe) Begin() Firing { return firingOf(begin(p, nil, 0, 0)) }
 
 // beginGo is the chain's whole decision for one firing of p, in Go: the
 // class of the probe says what begins, in this order. The assembly leaf
@@ -57,7 +74,7 @@ func (p *Probe) Begin() Firing { return begin(p, nil, 0, 0) }
 //	classSample  yes      the P's countdown; the firing that ends it is metered (selected);
 //	                      else, inside a forcing firing, metered (forced)
 //	classMeter   yes      no trace gate, or in a trace: measure; else the gates (outside)
-func beginGo(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
+func beginGo(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 	switch p.class.Load() {
 	case classOff:
 		return nil
@@ -69,7 +86,7 @@ func beginGo(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 
 // counted counts a firing of a probe whose class counts, and goes on as
 // its class says.
-func counted(p *Probe, pos, pc uintptr) Firing {
+func counted(p *Probe, pos, pc uintptr) *Frame {
 	switch c := p.class.Load(); c {
 	case classCount:
 		p.countGo(false)
@@ -90,7 +107,7 @@ func counted(p *Probe, pos, pc uintptr) Firing {
 // meterOrGate is a counted firing of a metered probe: metered where no
 // trace gate is on or a trace is open on the goroutine, else offered to the
 // gates.
-func meterOrGate(p *Probe, pos, pc uintptr) Firing {
+func meterOrGate(p *Probe, pos, pc uintptr) *Frame {
 	g := current()
 	if g == nil {
 		return nil
@@ -110,7 +127,7 @@ func meterOrGate(p *Probe, pos, pc uintptr) Firing {
 // outside is a firing of a metered probe outside any trace, while a gate
 // is on: flowcheck counts it down on the goroutine, then tracepoint on the
 // probe's count; a count that runs out goes on in flowOut or leaseOut.
-func outside(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
+func outside(p *Probe, g *Goroutine, pos, pc uintptr) *Frame {
 	if !p.ended.Load() {
 		return outsideOut(p, g, pos, pc)
 	}
@@ -130,7 +147,7 @@ func outside(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 // or below zero. At zero it ran out: this firing is due. Below zero none
 // was drawn (a new goroutine, or the end of a trace): this firing draws a
 // gap and counts as its first. Tracepoint has not counted the firing yet.
-func flowOut(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
+func flowOut(p *Probe, g *Goroutine, pos, pc uintptr) *Frame {
 	due := g.flowLeft == 0
 	if !due {
 		if g.flowState == 0 {
@@ -148,7 +165,7 @@ func flowOut(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 // leaseOut is outside's path for a firing whose decrement found its
 // stripe's share of tracepoint's count empty; flowcheck, if on, counted it
 // and is not due.
-func leaseOut(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
+func leaseOut(p *Probe, g *Goroutine, pos, pc uintptr) *Frame {
 	due := p.count.refill(uint(g.stripe)) && p.eligible.Load()
 	g.stripe = procStripe() // the P it runs on now, for its next lease
 	return startOrNot(p, g, pos, pc, due)
@@ -170,7 +187,7 @@ func procSpread() int { return min(runtime.GOMAXPROCS(0), procStripes) }
 
 // startOrNot ends the gates' decision: a due firing starts a trace, unless
 // its probe has never ended a firing (then, due or not, its end is noted).
-func startOrNot(p *Probe, g *Goroutine, pos, pc uintptr, due bool) Firing {
+func startOrNot(p *Probe, g *Goroutine, pos, pc uintptr, due bool) *Frame {
 	if !p.ended.Load() {
 		return firstEnd
 	}
@@ -187,7 +204,7 @@ func startOrNot(p *Probe, g *Goroutine, pos, pc uintptr, due bool) Firing {
 //
 // Its callers, the leaf and beginGo, have made sure that g's frames are
 // the running goroutine's.
-func measure(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
+func measure(p *Probe, g *Goroutine, pos, pc uintptr) *Frame {
 	g.acquire()
 	if g.depth > 0 {
 		g.settleFrames(pos, pc)
@@ -210,7 +227,7 @@ func measure(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 // engine's own sampled probe comes first, nested where this one will be
 // and taken off its parent as any metered child is: it warms what this
 // one runs.
-func selected(p *Probe, w int32, pos, pc uintptr) Firing {
+func selected(p *Probe, w int32, pos, pc uintptr) *Frame {
 	g := current()
 	if g == nil {
 		return nil
@@ -229,7 +246,7 @@ func selected(p *Probe, w int32, pos, pc uintptr) Firing {
 // time is measured whole (see Frame.forces); else not metered, its
 // probe's mean own time added to that innermost metered firing's children
 // (parent.go).
-func forcedOrNot(p *Probe, pos, pc uintptr) Firing {
+func forcedOrNot(p *Probe, pos, pc uintptr) *Frame {
 	g := current()
 	if g == nil {
 		return nil
@@ -255,7 +272,7 @@ func forcedOrNot(p *Probe, pos, pc uintptr) Firing {
 // selected, whose goroutine's innermost metered firing forces.
 //
 //lint:ignore U1000 jumped to from begin_amd64.s
-func forcedOut(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
+func forcedOut(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 	return forcedOrNot(p, pos, pc)
 }
 
@@ -264,7 +281,7 @@ func forcedOut(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 // next gap is drawn on the P the goroutine runs on now.
 //
 //lint:ignore U1000 jumped to from begin_amd64.s
-func selectedOut(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
+func selectedOut(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 	return selected(p, p.reloadHere(), pos, pc)
 }
 
@@ -284,7 +301,7 @@ func (p *Probe) reloadHere() int32 {
 
 // spot is a firing of a disabled probe: with spotcheck on, counted on its
 // stripe; the due one is a spot check.
-func spot(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
+func spot(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 	if engine.spotcheck == nil || !p.count.Take(stripe(getg())) {
 		return nil
 	}
@@ -295,7 +312,7 @@ func spot(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 // share empty.
 //
 //lint:ignore U1000 jumped to from begin_amd64.s
-func spotOut(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
+func spotOut(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 	if !p.count.refill(stripe(getg())) {
 		return nil
 	}
@@ -304,7 +321,7 @@ func spotOut(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
 
 // spotCheck meters a firing of a disabled probe that spotcheck's count
 // made due.
-func spotCheck(p *Probe, pos, pc uintptr) Firing {
+func spotCheck(p *Probe, pos, pc uintptr) *Frame {
 	g := current()
 	if g == nil {
 		return nil
@@ -351,7 +368,7 @@ func (p *Probe) forcesFirst() bool {
 // and what its nearest metered ancestor has left, and is not metered with
 // less than one unit; a spot check is outside its own allowance (which may
 // be why its probe is disabled), not its ancestor's.
-func (g *Goroutine) meter(p *Probe, pos, pc uintptr, how uint8, w int32) Firing {
+func (g *Goroutine) meter(p *Probe, pos, pc uintptr, how uint8, w int32) *Frame {
 	if g.trace != 0 {
 		if g.full || g.traceCount() >= engine.traceMax { // on all the trace's goroutines (join.go)
 			g.full = true
@@ -380,7 +397,7 @@ func (g *Goroutine) meter(p *Probe, pos, pc uintptr, how uint8, w int32) Firing 
 
 // push opens a frame for a metered firing of p and reads the clock, last,
 // so that the engine's own work stays outside the firing's time.
-func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int32) Firing {
+func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int32) *Frame {
 	d := g.depth
 	if int(d) == len(g.frames) {
 		g.frames = append(g.frames, &Frame{g: g, index: d})
@@ -428,7 +445,7 @@ func flowSeed() uint64 { return flowcheck.Seed(engine.seed, seeded.Add(1)) }
 // outside any trace whose probe has not ended a firing yet: the gates
 // count it as any other, and its End is noted, due or not (a probe none of
 // whose firings has ended cannot start a trace).
-func outsideOut(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
+func outsideOut(p *Probe, g *Goroutine, pos, pc uintptr) *Frame {
 	if quick.mode == modeFlow || quick.mode == modeBoth {
 		g.flowLeft--
 		if g.flowLeft <= 0 {
@@ -447,6 +464,6 @@ func outsideOut(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
 // goroutine that ended.
 //
 //lint:ignore U1000 jumped to from begin_amd64.s
-func meterOrGateOut(p *Probe, _ *Goroutine, pos, pc uintptr) Firing {
+func meterOrGateOut(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 	return meterOrGate(p, pos, pc)
 }

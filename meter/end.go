@@ -31,8 +31,8 @@ import "sync/atomic"
 //go:noinline
 //go:nosplit
 func (p *Probe) End(f *Firing) {
-	if fr := *f; fr != nil {
-		p.end(fr)
+	if fr := *f; fr != 0 {
+		p.end(fr.frame())
 	}
 }
 
@@ -46,7 +46,7 @@ func (p *Probe) End(f *Firing) {
 // probe's time being its callers'. The metered firing below it on the
 // stack, whatever its timed parent, carries what metering this firing cost
 // (its outer overhead), and spends what the firing spent of its budget.
-func (p *Probe) end(fr Firing) int64 {
+func (p *Probe) end(fr *Frame) int64 {
 	if fr == firstEnd {
 		p.noteEnded()
 		return -1

@@ -309,7 +309,7 @@ func (g *Goroutine) joining() bool { return g.join != nil && g.join.inherit != n
 // the firing goes through the gates. A part whose root does not end (a
 // worker's loop that the request started) is cut at its first hand-over
 // after the trace's root has ended (partOutlived).
-func joinFirst(p *Probe, g *Goroutine, pos, pc uintptr) Firing {
+func joinFirst(p *Probe, g *Goroutine, pos, pc uintptr) *Frame {
 	m := g.join.inherit
 	g.join.inherit = nil
 	if p.internal || m.trace.traced.Load() >= engine.traceMax {
@@ -541,13 +541,14 @@ func SetRootHook(h RootHook) {
 
 // Starts reports whether the metered firing f started its trace: then
 // generated code hands its function's context or request to Within.
-func (f *Frame) Starts() bool { return f.how == meterStart }
+func (f Firing) Starts() bool { return f.frame().how == meterStart }
 
 // Within hands the context ctx, or the handler's w and r, of the function
 // whose firing f started a trace to the registered RootHook. Generated
 // code calls it only for such a firing (Starts), right after Begin.
-func Within(f Firing, ctx context.Context, w, r any) {
+func Within(firing Firing, ctx context.Context, w, r any) {
 	b := rootHook.Load()
+	f := firing.frame()
 	if b == nil || f == nil || f.how != meterStart {
 		return
 	}

@@ -357,7 +357,7 @@ func TestDisabledEngineMetersNothing(t *testing.T) {
 	if gate.Load() != 0 {
 		t.Fatalf("gate set with the engine off")
 	}
-	if f := p.Begin(); f != nil {
+	if f := p.Begin(); f != 0 {
 		t.Fatalf("Begin with the engine off = %v", f)
 	}
 }

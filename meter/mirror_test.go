@@ -22,7 +22,7 @@ import (
 //go:noinline
 func beginByGo(p *Probe) Firing {
 	pos, pc := callerFrame()
-	return beginGo(p, nil, pos, pc)
+	return firingOf(beginGo(p, nil, pos, pc))
 }
 
 type mirrorRun struct {
@@ -34,13 +34,13 @@ type mirrorRun struct {
 func (m *mirrorRun) fire(i int, cost int64, body func()) {
 	p := m.probes[i]
 	f := m.begin(p)
-	switch f {
+	switch fr := f.frame(); fr {
 	case nil:
 		m.firings = append(m.firings, -2)
 	case firstEnd:
 		m.firings = append(m.firings, -1)
 	default:
-		m.firings = append(m.firings, f.index)
+		m.firings = append(m.firings, fr.index)
 	}
 	clk.Advance(cost)
 	if body != nil {

@@ -143,7 +143,7 @@ func TestEmptyFiringMeasuresThroughEnd(t *testing.T) {
 	p := newProbe(t, "p")
 	for _, d := range []int64{0, 7, 1234} {
 		f := p.Begin()
-		fr := f
+		fr := f.frame()
 		if fr == nil {
 			t.Fatal("firing not metered")
 		}

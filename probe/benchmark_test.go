@@ -46,7 +46,7 @@ func instrumented(x uint64) uint64 {
 	f := benchProbes[0].Unmetered()
 	_ = benchProbes[0].On() && benchProbes[0].Begin(&f)
 	r := mix(x)
-	_ = f != nil && benchProbes[0].End(&f)
+	_ = f != 0 && benchProbes[0].End(&f)
 	return r
 }
 

@@ -11,7 +11,7 @@
 //		meter__f := meter__probes[3].Unmetered()
 //		_ = meter__probes[3].On() && meter__probes[3].Begin(&meter__f)
 //		...
-//		_ = meter__f != nil && meter__probes[3].End(&meter__f)
+//		_ = meter__f != 0 && meter__probes[3].End(&meter__f)
 //	}
 //
 // or, in a function with defers of its own, with End deferred for a

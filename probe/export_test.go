@@ -33,13 +33,13 @@ func e2eProgram() {
 				func() {
 					l := e2eProbes[2].Unmetered()
 					_ = e2eProbes[2].On() && e2eProbes[2].Begin(&l)
-					_ = l != nil && e2eProbes[2].End(&l)
+					_ = l != 0 && e2eProbes[2].End(&l)
 				}()
 				time.Sleep(100 * time.Microsecond)
-				_ = w != nil && e2eProbes[1].End(&w)
+				_ = w != 0 && e2eProbes[1].End(&w)
 			}()
 		}
-		_ = f != nil && e2eProbes[0].End(&f)
+		_ = f != 0 && e2eProbes[0].End(&f)
 	}
 	first := e2eProbes[0].Unmetered()
 	_ = e2eProbes[0].On() && e2eProbes[0].Begin(&first)

@@ -17,14 +17,14 @@ type Probe struct {
 }
 
 // Firing is one call of an instrumented function, from Begin to End: one
-// word, nil when End has nothing to do.
+// word, 0 when End has nothing to do.
 type Firing = meter.Firing
 
-// Unmetered returns the firing of a call that is not metered, nil: what
+// Unmetered returns the firing of a call that is not metered, 0: what
 // generated code declares its firing variable with, for Begin to fill.
 // (A declaration that names the type would need the probe package, or a
 // type alias, which a module on a go line before 1.9 cannot have.)
-func (p *Probe) Unmetered() Firing { return nil }
+func (p *Probe) Unmetered() Firing { return 0 }
 
 // On reports whether p's on-word is set: the test generated code makes
 // before Begin, in an expression of the function's own,
@@ -42,7 +42,7 @@ func (p *Probe) Unmetered() Firing { return nil }
 // Begin starts a firing into *f, a variable of the instrumented function's
 // own, after On said the probe is on: the engine counts the firing and
 // decides whether to meter it (meter.Probe.Begin). It reports whether End
-// has anything to do with the firing (*f != nil): a function with defers
+// has anything to do with the firing (*f != 0): a function with defers
 // of its own defers End only then,
 //
 //	meter__f := meter__probes[4].Unmetered()
@@ -57,16 +57,16 @@ func (p *Probe) Unmetered() Firing { return nil }
 // escape: the firing stays on the caller's stack.
 func (p *Probe) Begin(f *Firing) bool {
 	*f = p.m.Begin()
-	return *f != nil
+	return *f != 0
 }
 
 // End ends the firing *f, one that Begin began, on the same goroutine,
-// before the function returns, if it is not nil. Generated code calls it
+// before the function returns, if it is not 0. Generated code calls it
 // before each return, after the results are evaluated, so that no frame
 // is added between the function and its callers, in an expression of its
 // own,
 //
-//	_ = meter__f != nil && meter__probes[3].End(&meter__f)
+//	_ = meter__f != 0 && meter__probes[3].End(&meter__f)
 //
 // so that a firing that is not metered costs a compare of memory and a
 // branch, on the statement's line (no inline mark's NOP); it returns true,

@@ -304,7 +304,7 @@ func TestUnregisteredProbeIsInert(t *testing.T) {
 		t.Fatal("zero Probe is on or named")
 	}
 	f := p.Unmetered()
-	if p.On() && p.Begin(&f) || f != nil {
+	if p.On() && p.Begin(&f) || f != 0 {
 		t.Fatal("a zero Probe began a firing")
 	}
 	p.End(&f) // the call exit's end must not panic
@@ -321,7 +321,7 @@ func TestEachExitEndsTheFiring(t *testing.T) {
 		if exits[0].On() && exits[0].Begin(&f) {
 			defer exits[0].End(&f)
 		}
-		if f == nil {
+		if f == 0 {
 			t.Fatal("deferred firing not metered")
 		}
 	}
@@ -334,11 +334,11 @@ func TestEachExitEndsTheFiring(t *testing.T) {
 			continue
 		}
 		f := exits[0].Unmetered()
-		if metered := exits[0].On() && exits[0].Begin(&f); !metered || f == nil {
+		if metered := exits[0].On() && exits[0].Begin(&f); !metered || f == 0 {
 			t.Fatalf("firing %d not metered (Begin said %v)", i, metered)
 		}
 		if i%3 == 0 {
-			_ = f != nil && exits[0].End(&f)
+			_ = f != 0 && exits[0].End(&f)
 		} else {
 			exits[0].End(&f)
 		}
@@ -359,8 +359,8 @@ func TestNestedFiringsInOneFunction(t *testing.T) {
 		_ = nested[0].On() && nested[0].Begin(&f)
 		g := nested[1].Unmetered()
 		_ = nested[1].On() && nested[1].Begin(&g)
-		_ = g != nil && nested[1].End(&g)
-		_ = f != nil && nested[0].End(&f)
+		_ = g != 0 && nested[1].End(&g)
+		_ = f != 0 && nested[0].End(&f)
 	}
 	if a, b := nested[0].m.Metered(), nested[1].m.Metered(); a != 10 || b != 10 {
 		t.Fatalf("outer metered %d, inner %d; want 10 and 10", a, b)

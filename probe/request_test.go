@@ -19,7 +19,7 @@ func root(ctx context.Context, x uint64) uint64 {
 	_ = benchProbes[3].On() && benchProbes[3].Begin(&f) && benchProbes[3].Within(f, ctx)
 	r := mix(x)
 	lastCtx = ctx // the function's own use of its context, after the probe
-	_ = f != nil && benchProbes[3].End(&f)
+	_ = f != 0 && benchProbes[3].End(&f)
 	return r
 }
 
@@ -31,7 +31,7 @@ func rootStart(ctx context.Context, x uint64) uint64 {
 	_ = benchProbes[0].On() && benchProbes[0].Begin(&f)
 	r := mix(x)
 	lastCtx = ctx
-	_ = f != nil && benchProbes[0].End(&f)
+	_ = f != 0 && benchProbes[0].End(&f)
 	return r
 }
 

@@ -58,7 +58,7 @@ func TestCommand(t *testing.T) {
 		t.Fatalf("meterinject -n: %v\n%s", err, stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "+\t_ = meter__probes[0].On() && meter__probes[0].Begin(&meter__f)") ||
-		!strings.Contains(stdout.String(), "+\t_ = meter__f != nil && meter__probes[0].End(&meter__f)") {
+		!strings.Contains(stdout.String(), "+\t_ = meter__f != 0 && meter__probes[0].End(&meter__f)") {
 		t.Errorf("no diff on stdout:\n%s", stdout.String())
 	}
 	if want := "meterinject: 1 package, 1 file, 1 function instrumented"; !strings.Contains(stderr.String(), want) {

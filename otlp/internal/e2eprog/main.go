@@ -36,7 +36,7 @@ func request() {
 	for range 2 {
 		work()
 	}
-	_ = f != nil && probes[0].End(&f)
+	_ = f != 0 && probes[0].End(&f)
 }
 
 func work() {
@@ -44,11 +44,11 @@ func work() {
 	_ = probes[1].On() && probes[1].Begin(&f)
 	leaf()
 	time.Sleep(100 * time.Microsecond)
-	_ = f != nil && probes[1].End(&f)
+	_ = f != 0 && probes[1].End(&f)
 }
 
 func leaf() {
 	f := probes[2].Unmetered()
 	_ = probes[2].On() && probes[2].Begin(&f)
-	_ = f != nil && probes[2].End(&f)
+	_ = f != 0 && probes[2].End(&f)
 }

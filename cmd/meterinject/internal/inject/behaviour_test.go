@@ -615,6 +615,97 @@ func TestBeginEndInlined(t *testing.T) {
 	}
 }
 
+// TestNoStackObjects: an instrumented function's frame has the stack
+// objects of the plain one. The firing variable's address is taken (Begin
+// and End take it); were it a pointer, it would be a stack object, which
+// every copy of a growing stack and every scan of it by the collector
+// must find and adjust. (The conditional defer's shape, for functions
+// with defers of their own, and the registration's init are left out
+// here: their defer records and name lists are stack objects of their
+// own.)
+func TestNoStackObjects(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the runtime")
+	}
+	dir := writeFiles(t, "example.com/objects", map[string]string{"main.go": `package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+type walker struct{ seen map[string]int }
+
+func (w *walker) walk(n int, path []string) int {
+	if n == 0 {
+		w.seen[strings.Join(path, "/")]++
+		return 1
+	}
+	s := 0
+	for i := 0; i < 2; i++ {
+		s += w.walk(n-1, append(path, fmt.Sprint(i)))
+	}
+	return s
+}
+
+func parse(s string) (int, error) {
+	var n int
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("bad digit %q", c)
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, nil
+}
+
+func grow(n int) int {
+	var buf [64]int
+	for i := range buf {
+		buf[i] = n + i
+	}
+	if n == 0 {
+		return buf[63]
+	}
+	return grow(n-1) + buf[n%64]
+}
+
+func main() {
+	w := &walker{seen: map[string]int{}}
+	n, err := parse(os.Args[0][:0] + "12")
+	if err != nil {
+		panic(err)
+	}
+	apply := func(f func(int) int) int { return f(n) }
+	fmt.Println(w.walk(3, nil), apply(grow), len(w.seen))
+}
+`})
+	o := &Options{All: true}
+	buildBoth(t, dir, o)
+	objects := func(args ...string) []string {
+		t.Helper()
+		cmd := exec.Command("go", append([]string{"build"}, append(args, "-gcflags=example.com/objects=-S", "-o", os.DevNull, ".")...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		var fns []string
+		for _, m := range regexp.MustCompile(`(?m)^(\S+)\.stkobj SRODATA`).FindAllSubmatch(out, -1) {
+			if fn := string(m[1]); !strings.Contains(fn, ".init.") {
+				fns = append(fns, fn)
+			}
+		}
+		return fns
+	}
+	plain, inst := objects(), objects("-overlay", o.Overlay)
+	if len(inst) > len(plain) {
+		t.Errorf("functions with stack objects: instrumented %v, plain %v", inst, plain)
+	}
+}
+
 // overlayTarget returns what an overlay file maps path to.
 func overlayTarget(t *testing.T, overlay, path string) string {
 	b, err := os.ReadFile(overlay)

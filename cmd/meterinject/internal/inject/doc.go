@@ -39,11 +39,11 @@
 //		meter__f := meter__probes[3].Unmetered()
 //		_ = meter__probes[3].On() && meter__probes[3].Begin(&meter__f)
 //		...
-//		_ = meter__f != nil && meter__probes[3].End(&meter__f)
+//		_ = meter__f != 0 && meter__probes[3].End(&meter__f)
 //		return x, nil                       // returns without a call keep their text
 //		...
 //		meter__r0, meter__r1 = g(a), nil    // results that call (or receive, or
-//		_ = meter__f != nil && meter__probes[3].End(&meter__f)
+//		_ = meter__f != 0 && meter__probes[3].End(&meter__f)
 //		return                              // allocate) are computed first, so the
 //		                                    // time of g is inside the firing
 //	}
@@ -103,7 +103,8 @@
 //
 // Sources instrumented with an older shape are still taken out by Remove:
 // f := Begin() and End(f); BeginAt(&f) and End(f) or EndAt(&f); On() &&
-// Start(&f) and f != nil && Stop(&f) or EndAt(&f); the conditional defer
+// Start(&f) and f != nil && Stop(&f) or EndAt(&f); f != nil && End(&f),
+// from before the firing became a number; the conditional defer
 // if f := Begin(); f.Active() { defer End(f) }; and the metered twins of
 // the first versions (legacy.go). The runtime no longer has those names.
 //

@@ -25,7 +25,7 @@ import (
 // the body of the if is such a successor. The inline test before its
 // return,
 //
-//	_ = meter__f != nil && meter__probes[3].End(&meter__f)
+//	_ = meter__f != 0 && meter__probes[3].End(&meter__f)
 //
 // is a branch: the pass gives up, and the condition is computed into a
 // register and tested, 2 to 4 instructions more each time it is

@@ -476,7 +476,7 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 	fv, pr := n.firing(), n.probe(s.index)
 	// The exit: the test of the firing in memory is the function's own, so
 	// that it is a compare and a branch with no inline mark (doc.go).
-	end := "_ = " + fv + " != nil && " + pr + ".End(&" + fv + ")"
+	end := "_ = " + fv + " != 0 && " + pr + ".End(&" + fv + ")"
 	// Or End alone, whose test is the engine's, where a branch would cost
 	// the condition that leads to the exit its short circuit (exits.go).
 	endCall := pr + ".End(&" + fv + ")"

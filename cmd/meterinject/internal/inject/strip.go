@@ -65,7 +65,7 @@ func newStripper(fset *token.FileSet, f *ast.File, src []byte, prefix string) *s
 	// or Serving(f, w, r), its arguments the function's parameters or nil.
 	hand := arr + `\.(?:Within|Serving)\(` + fv + `(?:, [^(),\n]+)+\)`
 	endCall := `(?:` + arr + `\.End(?:\(` + fv + `\)|\(&` + fv + `\)|At\(&` + fv + `\))` +
-		`|_ = ` + fv + ` != nil && ` + arr + `\.(?:End|Stop)\(&` + fv + `\))`
+		`|_ = ` + fv + ` != (?:0|nil) && ` + arr + `\.(?:End|Stop)\(&` + fv + `\))`
 	unmetered := fv + ` := ` + arr + `\.Unmetered\(\)\n[ \t]*`
 	gen := `(?:` + q + `(?:test|x)?main\(\)` +
 		`|defer ` + q + `(?:test|x)?shutdown\(\)` +
