@@ -71,8 +71,10 @@ func writeMeta(w io.Writer, s meter.Snapshot) error {
 // writeStats writes the .stats sidecar (schema.StatsSuffix): what
 // comparing two models needs beyond the CSV. Under the header
 // schema.StatsHeader, one line per row of s: the standard deviation of the
-// probe's metered firings' inclusive times, and how many were metered (a
-// sampled probe's times in the CSV are estimates from those).
+// probe's metered firings' inclusive times, how many were metered (a
+// sampled probe's times in the CSV are estimates from those), the probes
+// an untimed or disabled row's time is in, and the wall time of the
+// stretches of its own time left out for a wait.
 func writeStats(w io.Writer, s meter.Snapshot) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString(schema.StatsHeader)
@@ -86,6 +88,8 @@ func writeStats(w io.Writer, s meter.Snapshot) error {
 		b = strconv.AppendInt(b, r.Metered, 10)
 		b = append(b, ',')
 		b = appendField(b, strings.Join(r.TimeIn, " "))
+		b = append(b, ',')
+		b = strconv.AppendInt(b, r.Waited, 10)
 		b = append(b, '\n')
 		bw.Write(b)
 	}

@@ -18,7 +18,7 @@ func TestMetaAndStats(t *testing.T) {
 		Clock:   "tsc",
 		Unwound: 3,
 		Rows: []meter.Row{
-			{Probe: "example.com/app.handle", Count: 10, Metered: 10, SD: 1234.56},
+			{Probe: "example.com/app.handle", Count: 10, Metered: 10, SD: 1234.56, Waited: 52000},
 			{Probe: `example.com/app."odd,name"`, Count: 6400, Metered: 100, Label: meter.LabelSampled},
 			{Probe: "example.com/app.small", Count: 9000, Metered: 1000, Label: meter.LabelUntimed, TimeIn: []string{"example.com/app.handle", "example.com/app.main"}},
 		},
@@ -36,10 +36,10 @@ func TestMetaAndStats(t *testing.T) {
 	if err := writeStats(&stats, s); err != nil {
 		t.Fatal(err)
 	}
-	want := "probe,inclusive_sd_ns,metered,time_in\n" +
-		"example.com/app.handle,1234.6,10,\n" +
-		"\"example.com/app.\"\"odd,name\"\"\",0.0,100,\n" +
-		"example.com/app.small,0.0,1000,example.com/app.handle example.com/app.main\n"
+	want := "probe,inclusive_sd_ns,metered,time_in,waited_ns\n" +
+		"example.com/app.handle,1234.6,10,,52000\n" +
+		"\"example.com/app.\"\"odd,name\"\"\",0.0,100,,0\n" +
+		"example.com/app.small,0.0,1000,example.com/app.handle example.com/app.main,0\n"
 	if stats.String() != want {
 		t.Errorf("stats:\n%s\nwant:\n%s", stats.String(), want)
 	}

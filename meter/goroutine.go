@@ -72,8 +72,7 @@ type Frame struct {
 	how    uint8   // why it is metered (meterAlways …)
 	left   uint8   // the goroutine's count of leaving the running state when its current stretch began (sched.go)
 	label  *mark   // inside a trace, what goroutines started while it is innermost inherit (join.go)
-
-	_ [8]byte // to whole cache lines (lines_test.go)
+	waited int64   // ns of its stretches left out because its goroutine parked in them (stretch.go)
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

@@ -478,8 +478,16 @@ func TestWaitsAreNotOwnTime(t *testing.T) {
 	// outer: 1 + 5 µs before inner (a wait in it: left out), 3 µs after.
 	checkRow(t, outer, 1, 11*us, 3*us)
 	checkRow(t, inner, 1, 2*us, 2*us)
-	if d := Take().Disturbed; d < 1 {
-		t.Fatalf("disturbed stretches %d, want 1", d)
+	s := Take()
+	if s.Disturbed < 1 {
+		t.Fatalf("disturbed stretches %d, want 1", s.Disturbed)
+	}
+	// The row says what it left out: the stretch's wall time, 6 µs.
+	for _, r := range s.Rows {
+		want := map[string]int64{outer.Name(): 6 * us, inner.Name(): 0}
+		if w, ok := want[r.Probe]; ok && r.Waited != w {
+			t.Errorf("%s waited %d ns, want %d", r.Probe, r.Waited, w)
+		}
 	}
 }
 

@@ -72,8 +72,9 @@ type Probe struct {
 	stats     stats
 	warm      warmCharges // what it charged its timed parents while Enabled (judge.go)
 	reenabled atomic.Int64
+	waited    atomic.Int64 // ns of its metered firings' stretches left out for a wait, each times its weight (stretch.go)
 
-	_ [28]byte // to whole cache lines (lines_test.go)
+	_ [20]byte // to whole cache lines (lines_test.go)
 }
 
 // Name returns the probe's name, as the Go toolchain names the function.

@@ -42,6 +42,11 @@ type Row struct {
 	Metered       int64   // firings measured
 	SD            float64 // standard deviation of the inclusive times of the metered firings, ns
 	Reenabled     int64   // times a spot check re-enabled it
+	// Waited is the wall time, ns, of the stretches of its own time that
+	// were left out because its goroutine parked to wait in them
+	// (stretch.go): the CPU time they held before and after the wait is
+	// missing from its inherent time. Scaled to the count as its times are.
+	Waited int64
 	// TimeIn names, for an untimed or disabled row, the probes whose own
 	// time holds its calls' time: those its metered calls ran under, at
 	// most four (the report lists a row's untimed callees from them).
@@ -166,11 +171,13 @@ func (p *Probe) row() Row {
 		}
 		r.Total, r.InherentTotal = t.wtotal, max(t.wown+back, 0)
 		r.Count = max(r.Count, t.wsum)
+		r.Waited = p.waited.Load()
 	case t.wsum > 0:
 		// The metered firings stand for wsum calls: scaled to the count.
 		scale := float64(max(r.Count, t.wsum)) / float64(t.wsum)
 		r.Total = int64(float64(t.wtotal) * scale)
 		r.InherentTotal = int64(float64(max(t.wown+back, 0)) * scale)
+		r.Waited = int64(float64(p.waited.Load()) * scale)
 	}
 	if r.Count > 0 {
 		r.Avg, r.InherentAvg = r.Total/r.Count, r.InherentTotal/r.Count

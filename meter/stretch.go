@@ -15,7 +15,12 @@ import "sync/atomic"
 // Inclusive time stays the wall time, waits included: a request's latency.
 //
 // What a stretch left out costs: the CPU time it did hold, its part before
-// the wait and after.
+// the wait and after. A firing's stretches left out for a wait are summed
+// (Frame.waited) into its probe's waited time, which the model reports
+// (Row.Waited): a function whose own time is mostly in such stretches (it
+// computes, waits, and computes again without a timed call in between)
+// shows less own time than a CPU profile gives it, and the row says how
+// much wall time it left out.
 
 // disturbed counts stretches left out: the goroutine parked to wait in
 // them.
@@ -36,6 +41,7 @@ func (f *Frame) closeStretch(t int64) {
 	switch n := engine.descheduled(f.left, left); {
 	case engine.waited(reason):
 		disturbed.Add(1)
+		f.waited += nanos(f.mark, t)
 	case n > 0:
 		l := nanos(f.mark, t)
 		switch {
@@ -43,6 +49,7 @@ func (f *Frame) closeStretch(t int64) {
 			// A wait the collector's assist wrote over: mostly waiting,
 			// by its length.
 			disturbed.Add(1)
+			f.waited += l
 		case l >= longStretch:
 			w := runWait(t)
 			descheduled.Add(1)

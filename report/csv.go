@@ -35,11 +35,12 @@ func ReadModel(r io.Reader, name string) ([]Row, error) {
 // readStats reads a .stats sidecar: the standard deviation of each
 // probe's inclusive times and, in optional columns after it, that of its
 // inherent times (inherent_sd_ns), how many firings they come from
-// (metered), and, for an untimed or disabled row, the probes whose own
-// time holds its time (time_in, separated by spaces).
+// (metered), for an untimed or disabled row, the probes whose own time
+// holds its time (time_in, separated by spaces), and the wall time of the
+// stretches of its own time left out for a wait (waited_ns).
 func readStats(r io.Reader, name string) (map[string]Spread, error) {
 	spreads := map[string]Spread{}
-	metered, inherent, timeIn := -1, -1, -1 // the optional columns, when there are
+	metered, inherent, timeIn, waited := -1, -1, -1, -1 // the optional columns, when there are
 	header := func(h []string) {
 		for i, c := range h {
 			switch {
@@ -50,6 +51,8 @@ func readStats(r io.Reader, name string) (map[string]Spread, error) {
 				inherent = i
 			case c == schema.StatsTimeIn:
 				timeIn = i
+			case c == schema.StatsWaited:
+				waited = i
 			}
 		}
 	}
@@ -84,6 +87,13 @@ func readStats(r io.Reader, name string) (map[string]Spread, error) {
 		}
 		if timeIn >= 0 && timeIn < len(rec) && rec[timeIn] != "" {
 			s.TimeIn = strings.Fields(rec[timeIn])
+		}
+		if waited >= 0 && waited < len(rec) {
+			n, err := strconv.ParseInt(rec[waited], 10, 64)
+			if err != nil || n < 0 {
+				return fileErr(name, line, "%s %q is not a whole number of at least 0", schema.StatsWaited, rec[waited])
+			}
+			s.Waited = n
 		}
 		spreads[rec[0]] = s
 		return nil

@@ -74,12 +74,18 @@ func TestReadStats(t *testing.T) {
 	if want := map[string]Spread{"a.f": {Inclusive: 1, Metered: 30}, "a.g": {Metered: 1000, TimeIn: []string{"a.f", "a.h"}}}; err != nil || !reflect.DeepEqual(s, want) {
 		t.Fatalf("without inherent_sd_ns: %v %v", s, err)
 	}
+	// With the wall time of the stretches left out for a wait.
+	s, err = readStats(strings.NewReader("probe,inclusive_sd_ns,metered,time_in,waited_ns\na.f,1,30,,4200\n"), "m.csv.stats")
+	if want := map[string]Spread{"a.f": {Inclusive: 1, Metered: 30, Waited: 4200}}; err != nil || !reflect.DeepEqual(s, want) {
+		t.Fatalf("with waited_ns: %v %v", s, err)
+	}
 	for _, tc := range []struct{ in, want string }{
 		{"probe,inclusive_sd_ns,inherent_sd_ns,metered\na.f,1,2,many\n", `m.csv.stats:2: metered "many" is not a whole number`},
 		{"probe,inclusive_sd_ns,inherent_sd_ns,metered\na.f,1,2\n", `m.csv.stats:2: no metered field`},
 		{"probe,sd\n", `m.csv.stats:1: header "probe,sd": want probe,inclusive_sd_ns`},
 		{"probe,inclusive_sd_ns,inherent_sd_ns\na.f,1,NaN\n", `m.csv.stats:2: inherent_sd_ns "NaN" is not a number of at least 0`},
 		{"probe,inclusive_sd_ns,inherent_sd_ns\na.f,-1,0\n", `m.csv.stats:2: inclusive_sd_ns "-1"`},
+		{"probe,inclusive_sd_ns,waited_ns\na.f,1,-5\n", `m.csv.stats:2: waited_ns "-5" is not a whole number`},
 	} {
 		if _, err := readStats(strings.NewReader(tc.in), "m.csv.stats"); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.in, err, tc.want)

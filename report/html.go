@@ -449,6 +449,12 @@ func writeRow(b *strings.Builder, m *Model, r Row, scale int64) {
 	if in := untimedIn(m, r.Probe); len(in) > 0 {
 		fmt.Fprintf(b, "<span class=\"why includes\">own time includes untimed %s</span>", esc(strings.Join(in, ", ")))
 	}
+	if w := m.Spreads[r.Probe].Waited; w > 0 && w >= r.InherentTotal/10 {
+		// The CPU time of such stretches, around the wait, is not in
+		// its inherent time: a CPU profile gives it more.
+		fmt.Fprintf(b, "<span class=\"why waited\">own time leaves out %s of stretches in which it waited, with the CPU time around the waits</span>",
+			Duration(float64(w), " "))
+	}
 	b.WriteString("</td></tr>\n")
 }
 

@@ -33,7 +33,7 @@ func pageModel(t *testing.T) *Model {
 			{Key: "probes", Value: "17"},
 			{Key: "from_the_future", Value: "<b>42</b>"},
 		},
-		Spreads: map[string]Spread{"example.com/app.handle": {Inclusive: 2_000_000, Inherent: 500_000}, "example.com/app.sampled": {Metered: 3},
+		Spreads: map[string]Spread{"example.com/app.handle": {Inclusive: 2_000_000, Inherent: 500_000, Waited: 29_000_000}, "example.com/app.sampled": {Metered: 3, Waited: 30_000},
 			"example.com/app.quick": {TimeIn: []string{"example.com/app.handle"}}},
 		Roots:   []string{"a.main"},
 		Wall:    2 * time.Second,
@@ -158,6 +158,14 @@ func TestPageLegendAndLabels(t *testing.T) {
 		!strings.Contains(r, `<td class="n" data-v="10">10</td>`) ||
 		!strings.Contains(r, `<td class="n est" data-v="50000" title="50000 ns, an estimate from 3 timed calls">50.0 µs</td>`) {
 		t.Errorf("sampled row: %s", r)
+	}
+	// A row whose own time left out stretches in which it waited, worth a
+	// tenth of its inherent time or more, says how much.
+	if r := row("example.com/app.sampled"); !strings.Contains(r, `<span class="why waited">own time leaves out 30.0 µs of stretches in which it waited`) {
+		t.Errorf("sampled row, which waited: %s", r)
+	}
+	if r := row("example.com/app.handle"); strings.Contains(r, "waited") {
+		t.Errorf("handle's row, whose waits are under a tenth of its inherent time: %s", r)
 	}
 	// An untimed row shows its count, and no time as 0 ns.
 	if r := row("example.com/app.quick"); strings.Count(r, ">–</td>") != 6 || strings.Contains(r, "0 ns<") ||

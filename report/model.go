@@ -39,6 +39,7 @@ type Spread struct {
 	Inclusive, Inherent float64
 	Metered             int64    // 0: not given; the count is the number metered
 	TimeIn              []string // an untimed or disabled row: the probes whose own time holds its time
+	Waited              int64    // ns of stretches of its own time left out because its goroutine parked in them
 }
 
 // Model is what a page shows and what compare reads: the rows of one

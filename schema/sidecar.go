@@ -41,10 +41,11 @@ const (
 	StatsMetered     = "metered"         // how many firings were metered
 	StatsTimeIn      = "time_in"         // for an untimed or disabled row, the probes whose own time holds its time, separated by spaces
 	StatsInherentSD  = "inherent_sd_ns"  // standard deviation of their inherent times: sidecars of earlier runtimes have it
+	StatsWaited      = "waited_ns"       // wall time of the stretches of its own time left out because its goroutine parked in them, ns, scaled to the count as its times are
 )
 
 // StatsHeader is the header row the runtime writes in the .stats sidecar.
-const StatsHeader = StatsProbe + "," + StatsInclusiveSD + "," + StatsMetered + "," + StatsTimeIn
+const StatsHeader = StatsProbe + "," + StatsInclusiveSD + "," + StatsMetered + "," + StatsTimeIn + "," + StatsWaited
 
 // StatsColumns returns the columns every .stats sidecar starts with.
 func StatsColumns() []string { return []string{StatsProbe, StatsInclusiveSD} }
