@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A program instrumented with -all must behave as the plain one: these
@@ -763,6 +764,39 @@ func TestExportFlags(t *testing.T) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("%s: build: %v\n%s", c.pkg, err, out)
 		}
+	}
+}
+
+// TestOTLPModuleOwnProgram: -otlp on a program of the otlp module itself
+// ends, with that module's packages left out as the runtime's; it once
+// had the go command look for the main module among its own requirements
+// for ever.
+func TestOTLPModuleOwnProgram(t *testing.T) {
+	rt := repoRoot(t)
+	b, err := os.ReadFile(filepath.Join(rt, "otlp", "go.mod"))
+	if err != nil {
+		t.Skip("no otlp module in this runtime")
+	}
+	dir := writeFiles(t, otlpPkg, map[string]string{"cmd/prog/main.go": exitProgram["main.go"]})
+	if l, err := goLineOf("go.mod", b); err == nil {
+		if _, err := goCmd(dir, "mod", "edit", "-go="+l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := &Options{Dir: dir, Runtime: rt, Overlay: filepath.Join(t.TempDir(), "o.json"), Cache: t.TempDir(), Stderr: &bytes.Buffer{},
+		Patterns: []string{"./cmd/prog"}, OTLP: true}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(o)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("meterinject -otlp on the otlp module's own program has not ended in 2 minutes")
 	}
 }
 

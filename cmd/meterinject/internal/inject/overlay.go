@@ -229,9 +229,14 @@ func overlayGoMod(o *Options, cache string, mm *mainModule, src []byte, rt strin
 			imports = append(imports, livePkg)
 		}
 		if o.OTLP {
-			args = append(args, "-require="+otlpPkg+"@v0.0.0-00010101000000-000000000000",
-				"-replace="+otlpPkg+"="+filepath.Join(rt, "otlp"))
-			imports = append(imports, otlpPkg)
+			// The otlp module's own programs need no requirement of it
+			// (one would have the go command look for the main module
+			// among its requirements, for ever).
+			if modPath(src) != otlpPkg {
+				args = append(args, "-require="+otlpPkg+"@v0.0.0-00010101000000-000000000000",
+					"-replace="+otlpPkg+"="+filepath.Join(rt, "otlp"))
+				imports = append(imports, otlpPkg)
+			}
 		}
 	}
 	for p, cp := range deps {
