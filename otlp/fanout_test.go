@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -33,23 +32,7 @@ func TestFanOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("instruments and builds a program")
 	}
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	example := filepath.Join(root, "example")
-	mi, svc := filepath.Join(tmp, "meterinject"), filepath.Join(tmp, "fanout")
-	overlay := filepath.Join(tmp, "overlay.json")
-	run(t, filepath.Join(root, "cmd", "meterinject"), "go", "build", "-o", mi, ".")
-	run(t, example, mi, "-otlp", "-overlay", overlay, "-cache", filepath.Join(tmp, "cache"), "-runtime", root, "./fanout")
-	run(t, example, "go", "build", "-overlay", overlay, "-o", svc, "./fanout")
-
-	r, err := otlptest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	svc, _, r := buildExample(t, "./fanout")
 
 	const requests, sample = 300, 10
 	for _, withOTel := range []bool{false, true} {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,23 +21,7 @@ func TestGRPCRoot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("instruments and builds a program")
 	}
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	example := filepath.Join(root, "example")
-	mi, prog := filepath.Join(tmp, "meterinject"), filepath.Join(tmp, "grpchealth")
-	overlay := filepath.Join(tmp, "overlay.json")
-	run(t, filepath.Join(root, "cmd", "meterinject"), "go", "build", "-o", mi, ".")
-	run(t, example, mi, "-otlp", "-overlay", overlay, "-cache", filepath.Join(tmp, "cache"), "-runtime", root, "./grpchealth")
-	run(t, example, "go", "build", "-overlay", overlay, "-o", prog, "./grpchealth")
-
-	r, err := otlptest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	prog, _, r := buildExample(t, "./grpchealth")
 	const calls = 20
 	cmd := exec.Command(prog, "-n", fmt.Sprint(calls))
 	cmd.Env = append(os.Environ(), "METER_EXPORT_OTLP=true", "METER_TRACEPOINT_ENABLED=true", "METER_TRACEPOINT_SAMPLE=1",

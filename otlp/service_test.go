@@ -28,24 +28,10 @@ func TestService(t *testing.T) {
 	if testing.Short() {
 		t.Skip("instruments and builds a program")
 	}
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, example, r := buildExample(t, "./service")
 	tmp := t.TempDir()
-	example := filepath.Join(root, "example")
-	mi, svc, load := filepath.Join(tmp, "meterinject"), filepath.Join(tmp, "service"), filepath.Join(tmp, "load")
-	overlay := filepath.Join(tmp, "overlay.json")
-	run(t, filepath.Join(root, "cmd", "meterinject"), "go", "build", "-o", mi, ".")
-	run(t, example, mi, "-otlp", "-overlay", overlay, "-cache", filepath.Join(tmp, "cache"), "-runtime", root, "./service")
-	run(t, example, "go", "build", "-overlay", overlay, "-o", svc, "./service")
+	load := filepath.Join(tmp, "load")
 	run(t, example, "go", "build", "-o", load, "./service")
-
-	r, err := otlptest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 
 	const requests, sample = 2000, 10
 	handlers := map[string]bool{
@@ -164,6 +150,31 @@ func metaNumber(meta, key string) int64 {
 
 // run runs a command in dir and returns its standard output; it fails the
 // test with the output when the command fails.
+// buildExample instruments the example module's package pkg (./name) with
+// meterinject -otlp through an overlay and builds it into a temporary
+// folder, and starts a loopback OTLP receiver, closed when the test ends.
+// It returns the binary, the example module's folder and the receiver.
+func buildExample(t *testing.T, pkg string) (string, string, *otlptest.Receiver) {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	example := filepath.Join(root, "example")
+	mi, bin := filepath.Join(tmp, "meterinject"), filepath.Join(tmp, filepath.Base(pkg))
+	overlay := filepath.Join(tmp, "overlay.json")
+	run(t, filepath.Join(root, "cmd", "meterinject"), "go", "build", "-o", mi, ".")
+	run(t, example, mi, "-otlp", "-overlay", overlay, "-cache", filepath.Join(tmp, "cache"), "-runtime", root, pkg)
+	run(t, example, "go", "build", "-overlay", overlay, "-o", bin, pkg)
+	r, err := otlptest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return bin, example, r
+}
+
 func run(t *testing.T, dir, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
