@@ -129,7 +129,9 @@ func Configure(c Chain) {
 	configureMu.Lock()
 	defer configureMu.Unlock()
 	findGoid()
-	findWaits()
+	if c.Enabled {
+		findWaits() // its goroutines park in each kind of wait: not for a program that meters nothing
+	}
 	engine.on = c.Enabled && Supported
 	if engine.on && started.Load().(time.Time).IsZero() {
 		started.Store(time.Now())

@@ -292,9 +292,18 @@ func TestBadPropertyKeepsRunning(t *testing.T) {
 
 func TestMeterEnabledFalseTurnsEveryProbeOff(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "model.csv")
-	runChild(t, "off", "METER_ENABLED=false", "METER_EXPORT_CSV="+path)
+	runChild(t, "off", "METER_ENABLED=false", "METER_CLOCK=tsc", "METER_EXPORT_CSV="+path)
 	if rows := readModel(t, path); len(rows) != 0 {
 		t.Fatalf("metering off, yet rows: %v", rows)
+	}
+	// Nothing is timed, so the TSC is not calibrated (it takes about 20 ms
+	// of the program's start), whatever METER_CLOCK says.
+	meta, err := os.ReadFile(path + ".meta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(meta), "\nclock: mono\n") {
+		t.Fatalf("metering off, the clock set up anyway:\n%s", meta)
 	}
 }
 

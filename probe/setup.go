@@ -34,6 +34,11 @@ var (
 func setup() {
 	config = env.Load(os.LookupEnv, stderr)
 	env.Unknown(os.Environ(), stderr)
+	if !config.Enabled {
+		// Nothing is timed: the TSC's calibration (about 20 ms of the
+		// program's start) would be for nothing.
+		config.Clock = "mono"
+	}
 	if err := clock.Setup(config.Clock); err != nil {
 		fmt.Fprintf(stderr, "meter: METER_CLOCK=%s: %v; using the monotonic clock\n", config.Clock, err)
 		clock.Setup("mono")
