@@ -2,7 +2,7 @@
 # Instructions per operation for the probe hot path, counted by callgrind.
 # Each case runs the same benchmark binary for N and 2N iterations; the
 # difference divided by N cancels start-up, so the figures repeat to ~0.1%.
-# The clock is mono: TSC calibration loops for 20 ms of wall time, which
+# The clock is mono: TSC calibration loops for 5 ms of wall time, which
 # under valgrind is a varying number of instructions. So 'metered' here
 # includes two mono reads; 'metered-manual-clock' is the engine alone.
 #   bench/callgrind.sh [N]

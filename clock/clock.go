@@ -132,7 +132,7 @@ func Source() string {
 
 // Setup selects the tick source:
 //   - "mono": the runtime's monotonic clock;
-//   - "tsc": the TSC, calibrated against CLOCK_MONOTONIC in at most 20 ms;
+//   - "tsc": the TSC, calibrated against CLOCK_MONOTONIC in at most 5 ms;
 //     an error when it is not usable (not amd64, no RDTSCP, not invariant,
 //     the kernel does not use it, or the calibration failed);
 //   - "auto": the TSC where "tsc" would succeed, mono otherwise.

@@ -275,14 +275,14 @@ type fakeTime struct{ ns, step int64 }
 
 func (f *fakeTime) mono() int64 { f.ns += f.step; return f.ns }
 
-// TestCalibrateAfterStall preempts calibration for 60 ms, three times its
+// TestCalibrateAfterStall preempts calibration for three times its
 // budget, as a busy host does: the closing point must still give the rate.
 func TestCalibrateAfterStall(t *testing.T) {
 	ft := &fakeTime{step: 1000}
 	reads := 0
 	read := func() int64 {
 		if reads++; reads == 30 {
-			ft.ns += int64(60 * time.Millisecond)
+			ft.ns += int64(3 * calibrationBudget)
 		}
 		return 3 * ft.mono()
 	}

@@ -296,7 +296,7 @@ func TestMeterEnabledFalseTurnsEveryProbeOff(t *testing.T) {
 	if rows := readModel(t, path); len(rows) != 0 {
 		t.Fatalf("metering off, yet rows: %v", rows)
 	}
-	// Nothing is timed, so the TSC is not calibrated (it takes about 20 ms
+	// Nothing is timed, so the TSC is not calibrated (it takes about 5 ms
 	// of the program's start), whatever METER_CLOCK says.
 	meta, err := os.ReadFile(path + ".meta")
 	if err != nil {

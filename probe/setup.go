@@ -35,7 +35,7 @@ func setup() {
 	config = env.Load(os.LookupEnv, stderr)
 	env.Unknown(os.Environ(), stderr)
 	if !config.Enabled {
-		// Nothing is timed: the TSC's calibration (about 20 ms of the
+		// Nothing is timed: the TSC's calibration (about 5 ms of the
 		// program's start) would be for nothing.
 		config.Clock = "mono"
 	}
