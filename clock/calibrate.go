@@ -9,9 +9,10 @@ import (
 )
 
 // calibrationBudget bounds the start-up calibration: 5 ms, part of every
-// instrumented program's start. A point's bracket is tens of ns wide, so
-// over 5 ms the rate is good to about 1e-5 at worst (the median of the
-// pairs' slopes does better): far finer than the model's times need.
+// instrumented program's start. A point's bracket is a few clock reads
+// wide, a few hundred ns at most on a VM, so one pair of points 5 ms
+// apart gives the rate to about 1e-4, and the median of the pairs' slopes
+// does better: far finer than the model's times need.
 const calibrationBudget = 5 * time.Millisecond
 
 const (

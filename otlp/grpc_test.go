@@ -3,7 +3,6 @@ package otlp
 import (
 	"encoding/hex"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -24,9 +23,7 @@ func TestGRPCRoot(t *testing.T) {
 	prog, _, r := buildExample(t, "./grpchealth")
 	const calls = 20
 	cmd := exec.Command(prog, "-n", fmt.Sprint(calls))
-	cmd.Env = append(os.Environ(), "METER_EXPORT_OTLP=true", "METER_TRACEPOINT_ENABLED=true", "METER_TRACEPOINT_SAMPLE=1",
-		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+r.GRPCAddr, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
-		"OTEL_METRICS_EXPORTER=none", "OTEL_SERVICE_NAME=grpchealth")
+	cmd.Env = append(tracedEnv(r.GRPCAddr, 1), "OTEL_SERVICE_NAME=grpchealth")
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), fmt.Sprintf("%d calls", calls)) {
 		t.Fatalf("grpchealth: %v\n%s", err, out)
 	}

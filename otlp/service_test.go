@@ -206,6 +206,16 @@ func readModel(t *testing.T, path string) map[string]string {
 	return rows
 }
 
+// tracedEnv is the environment of an instrumented program run with
+// tracepoint on at 1 in sample, its traces sent over gRPC to the receiver
+// at grpcAddr, and no metrics.
+func tracedEnv(grpcAddr string, sample int) []string {
+	return append(os.Environ(), "METER_EXPORT_OTLP=true",
+		"METER_TRACEPOINT_ENABLED=true", fmt.Sprintf("METER_TRACEPOINT_SAMPLE=%d", sample),
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+grpcAddr, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
+		"OTEL_METRICS_EXPORTER=none")
+}
+
 // startTraced starts the service bin with args, tracepoint on at one in
 // sample and OTLP to a receiver at grpcAddr, and env more; it returns it
 // once it has printed "listening on URL", with that URL and its standard
@@ -213,11 +223,7 @@ func readModel(t *testing.T, path string) map[string]string {
 func startTraced(t *testing.T, bin string, args []string, grpcAddr string, sample int, env ...string) (*exec.Cmd, string, *strings.Builder) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "METER_EXPORT_OTLP=true",
-		"METER_TRACEPOINT_ENABLED=true", fmt.Sprintf("METER_TRACEPOINT_SAMPLE=%d", sample),
-		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+grpcAddr, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
-		"OTEL_METRICS_EXPORTER=none")
-	cmd.Env = append(cmd.Env, env...)
+	cmd.Env = append(tracedEnv(grpcAddr, sample), env...)
 	stderr := &strings.Builder{}
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()

@@ -20,9 +20,9 @@ func ReadModel(r io.Reader, name string) ([]Row, error) {
 	err := readCSV(r, name, schema.ModelColumns(), nil, func(rec []string, line int) error {
 		row := Row{Probe: rec[0], Label: rec[8]}
 		for i, dst := range []*int64{&row.Count, &row.Total, &row.Avg, &row.InherentTotal, &row.InherentAvg, &row.Min, &row.Max} {
-			n, err := strconv.ParseInt(rec[i+1], 10, 64)
-			if err != nil || n < 0 {
-				return fileErr(name, line, "%s %q is not a whole number of at least 0", schema.ModelColumns()[i+1], rec[i+1])
+			n, err := wholeField(name, line, schema.ModelColumns()[i+1], rec[i+1])
+			if err != nil {
+				return err
 			}
 			*dst = n
 		}
@@ -79,9 +79,9 @@ func readStats(r io.Reader, name string) (map[string]Spread, error) {
 			if metered >= len(rec) {
 				return fileErr(name, line, "no metered field")
 			}
-			n, err := strconv.ParseInt(rec[metered], 10, 64)
-			if err != nil || n < 0 {
-				return fileErr(name, line, "metered %q is not a whole number of at least 0", rec[metered])
+			n, err := wholeField(name, line, schema.StatsMetered, rec[metered])
+			if err != nil {
+				return err
 			}
 			s.Metered = n
 		}
@@ -89,9 +89,9 @@ func readStats(r io.Reader, name string) (map[string]Spread, error) {
 			s.TimeIn = strings.Fields(rec[timeIn])
 		}
 		if waited >= 0 && waited < len(rec) {
-			n, err := strconv.ParseInt(rec[waited], 10, 64)
-			if err != nil || n < 0 {
-				return fileErr(name, line, "%s %q is not a whole number of at least 0", schema.StatsWaited, rec[waited])
+			n, err := wholeField(name, line, schema.StatsWaited, rec[waited])
+			if err != nil {
+				return err
 			}
 			s.Waited = n
 		}
@@ -99,6 +99,16 @@ func readStats(r io.Reader, name string) (map[string]Spread, error) {
 		return nil
 	})
 	return spreads, err
+}
+
+// wholeField parses field v of column, on line of file name, as a whole
+// number of at least 0.
+func wholeField(name string, line int, column, v string) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fileErr(name, line, "%s %q is not a whole number of at least 0", column, v)
+	}
+	return n, nil
 }
 
 // readCSV checks that the header starts with columns, shows it to header
