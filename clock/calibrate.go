@@ -54,6 +54,10 @@ type point struct {
 //     least half the kept span apart, so a stalled point moves few of them.
 func calibrate(read, mono func() int64, budget time.Duration) (calibration, error) {
 	var c calibration
+	// A first call may stall where later ones do not (a page fault on the
+	// vDSO's page, code translated on first use under valgrind): make it
+	// before the budget starts.
+	read()
 	origin := mono()
 	limit := origin + int64(budget)
 	step := int64(budget) / calibrationPoints
@@ -134,6 +138,20 @@ func calibrate(read, mono func() int64, budget time.Duration) (calibration, erro
 		return c, fmt.Errorf("clock: calibration estimates disagree by %.2g (ticks not steady against CLOCK_MONOTONIC)", c.spread)
 	}
 	return c, nil
+}
+
+// calibrateTSC is calibrate, once more when the first try failed. A stall
+// of the thread (a busy host, a container's CPU quota spent) may eat the
+// budget before the first point, or bunch every point at its end, and
+// says nothing of the counter. Giving up would leave the process the
+// monotonic clock, dearer at every metered firing, for its whole life; a
+// second try costs one more budget, and only on a start that failed.
+func calibrateTSC(read, mono func() int64, budget time.Duration) (calibration, error) {
+	c, err := calibrate(read, mono, budget)
+	if err != nil {
+		c, err = calibrate(read, mono, budget)
+	}
+	return c, err
 }
 
 // sinceNow returns the monotonic clock as calibrate reads it: ns since the

@@ -153,7 +153,7 @@ func Setup(kind string) error {
 	err := tscUsable()
 	if err == nil {
 		var c calibration
-		c, err = calibrate(rdtscp, sinceNow(), calibrationBudget)
+		c, err = calibrateTSC(rdtscp, sinceNow(), calibrationBudget)
 		lastCalibration = c
 		if err == nil {
 			useTSC(c.ticksPerNano)

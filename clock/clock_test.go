@@ -299,6 +299,36 @@ func TestCalibrateAfterStall(t *testing.T) {
 	t.Logf("%+v", c)
 }
 
+// TestCalibrateStallFirst stalls the thread for three budgets at the first
+// point, before anything was measured, as a container whose CPU quota ran
+// out at start-up does: one try gets no point at all, and calibrateTSC's
+// second try must still give the rate.
+func TestCalibrateStallFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		try  func(read, mono func() int64, budget time.Duration) (calibration, error)
+		ok   bool
+	}{{"calibrate", calibrate, false}, {"calibrateTSC", calibrateTSC, true}} {
+		ft := &fakeTime{step: 1000}
+		reads := 0
+		read := func() int64 {
+			if reads++; reads == 2 { // the warm-up read is the first
+				ft.ns += int64(3 * calibrationBudget)
+			}
+			return 3 * ft.mono()
+		}
+		c, err := tc.try(read, ft.mono, calibrationBudget)
+		if (err == nil) != tc.ok {
+			t.Fatalf("%s with a stall at its first point: err %v, want ok %v (%+v)", tc.name, err, tc.ok, c)
+		}
+		if err == nil {
+			if rel := math.Abs(c.ticksPerNano-3) / 3; rel > 1e-5 {
+				t.Errorf("%s: %g ticks/ns for a 3 ticks/ns counter: relative error %g", tc.name, c.ticksPerNano, rel)
+			}
+		}
+	}
+}
+
 // TestCalibrateBudget checks that calibration stops at its budget even
 // when every read stalls, as reads do on a VM whose host is busy: once the
 // budget is spent, at most the one read already under way may start.
