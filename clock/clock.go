@@ -47,6 +47,7 @@ var (
 	wallNano int64 // Unix ns at wallTick
 
 	lastCalibration calibration // the most recent TSC calibration, for tests and reports
+	fallback        string      // why "auto" chose mono: the TSC's error
 )
 
 func init() { useMono() }
@@ -147,6 +148,7 @@ func Setup(kind string) error {
 		return fmt.Errorf("clock: unknown source %q (want auto, tsc or mono)", kind)
 	}
 	useMono()
+	fallback = ""
 	if kind == "mono" {
 		return nil
 	}
@@ -160,10 +162,19 @@ func Setup(kind string) error {
 		}
 	}
 	if kind == "auto" {
+		if err != nil {
+			fallback = err.Error()
+		}
 		return nil
 	}
 	return err
 }
+
+// Fallback reports why the last Setup("auto") chose the monotonic clock:
+// what made the TSC unusable (not invariant, not the kernel's clocksource,
+// a calibration that failed twice). It is "" when the source is the TSC,
+// or mono was asked for.
+func Fallback() string { return fallback }
 
 // Invariant reports whether the TSC can serve as the tick source: the CPU
 // has RDTSCP and says its TSC is invariant (CPUID 0x80000007 EDX bit 8),

@@ -251,6 +251,12 @@ func TestSetupDistrustedTSC(t *testing.T) {
 	if err := Setup("auto"); err != nil || Source() != SourceMono {
 		t.Errorf("Setup(auto) with clocksource hpet: err %v, Source %q; want nil and mono", err, Source())
 	}
+	if f := Fallback(); !strings.Contains(f, "hpet") {
+		t.Errorf("Fallback after Setup(auto) with clocksource hpet: %q, want the reason, naming hpet", f)
+	}
+	if Setup("mono"); Fallback() != "" {
+		t.Errorf("Fallback after Setup(mono): %q, want none", Fallback())
+	}
 }
 
 // TestCalibrateKnownRate calibrates a synthetic counter that runs at

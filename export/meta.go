@@ -36,6 +36,9 @@ func writeMeta(w io.Writer, s meter.Snapshot) error {
 		num(schema.MetaCPU, cpu)
 	}
 	line(schema.MetaClock, s.Clock)
+	if s.ClockFallback != "" {
+		line(schema.MetaClockFallback, s.ClockFallback)
+	}
 	line(schema.MetaExtensions, strings.Join(s.Extensions, " "))
 	num(schema.MetaProbes, int64(s.Probes))
 	num(schema.MetaTraces, s.Traces)

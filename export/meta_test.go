@@ -33,6 +33,17 @@ func TestMetaAndStats(t *testing.T) {
 			t.Errorf("meta has no line %q:\n%s", want, meta.String())
 		}
 	}
+	if strings.Contains(meta.String(), "clock_fallback") {
+		t.Errorf("meta names a clock fallback where the clock is tsc:\n%s", meta.String())
+	}
+	s.Clock, s.ClockFallback = "mono", "clock: the kernel's clocksource is \"kvm-clock\", not tsc"
+	meta.Reset()
+	if err := writeMeta(&meta, s); err != nil {
+		t.Fatal(err)
+	}
+	if want := "clock: mono\nclock_fallback: clock: the kernel's clocksource is \"kvm-clock\", not tsc\n"; !strings.Contains(meta.String(), want) {
+		t.Errorf("meta has no lines %q:\n%s", want, meta.String())
+	}
 	if err := writeStats(&stats, s); err != nil {
 		t.Fatal(err)
 	}

@@ -60,6 +60,7 @@ type Snapshot struct {
 	Final           bool      // the last model of the run (the exports set it at exit); false: the run goes on
 	Roots           []string  // the probes marked as entries of units of work
 	Clock           string
+	ClockFallback   string      // why the clock is mono where the TSC was not refused by the user (clock.Fallback)
 	Extensions      []string    // "name(settings)", in chain order
 	Rows            []Row       // metered or labelled probes, largest inherent total first
 	Probes          int         // registered probes
@@ -89,6 +90,7 @@ func Take() Snapshot {
 	s := Snapshot{
 		Taken:           time.Now(),
 		Clock:           clock.Source(),
+		ClockFallback:   clock.Fallback(),
 		Extensions:      Settings(),
 		Traces:          tracesEnded.load(),
 		TruncatedTraces: tracesTruncated.Load(),
@@ -104,7 +106,7 @@ func Take() Snapshot {
 		UntimedLimit:    UntimedLimit(),
 	}
 	if engine.manual != nil {
-		s.Clock = "manual"
+		s.Clock, s.ClockFallback = "manual", ""
 	}
 	for k := range overhead {
 		s.Overheads[k] = [2]int64{overhead[k].inner.Load(), overhead[k].outer.Load()}

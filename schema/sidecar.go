@@ -14,6 +14,7 @@ const (
 	MetaFinal            = "final"                 // true: the last model of the run
 	MetaCPU              = "cpu_ns"                // the process's CPU time, user and system, in ns, when the model was taken
 	MetaClock            = "clock"                 // the tick source: tsc, mono or manual
+	MetaClockFallback    = "clock_fallback"        // why METER_CLOCK=auto chose mono: what made the TSC unusable; only then
 	MetaExtensions       = "extensions"            // the chain: name(settings) for each extension, in order, separated by spaces
 	MetaProbes           = "probes"                // probes registered
 	MetaTraces           = "traces"                // traces that ended
