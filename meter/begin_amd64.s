@@ -89,7 +89,7 @@ TEXT ·begin(SB), NOSPLIT, $0-40
 	ADDQ Probe_slots(BX), SI
 	INCQ slot_calls(SI)
 	CMPL AX, $const_classSample
-	JLT  quiet
+	JLT  untimed
 	JNE  meterorgate
 	// classSample: the P's countdown; the firing that ends it is selected.
 	// Else (forcedOrNot), where the goroutine's innermost metered firing
@@ -149,6 +149,10 @@ lease:
 	FRAME
 	MOVQ AX, st+8(FP)
 	JMP  ·leaseOut(SB)
+untimed:
+	// classCount: the P's countdown to a checkpoint (checkpointOut).
+	DECL slot_left(SI)
+	JLE  checkpoint
 quiet:
 	// The quiet return of counted, forcedOrNot and outside: nil.
 	MOVQ $0, ret+32(FP)
@@ -179,6 +183,9 @@ slow:
 	MOVQ (TLS), CX
 	FRAME
 	JMP  ·meterOrGateOut(SB)
+checkpoint:
+	FRAME
+	JMP  ·checkpointOut(SB)
 countout:
 	// No slot for this P: Go counts and decides.
 	FRAME

@@ -461,6 +461,90 @@ func TestRunQueueWaitsAreNotOwnTime(t *testing.T) {
 	}
 }
 
+// A stretch between two metered children that was taken off its P is
+// charged what the firing's stretches between children held where they
+// ran whole (their mean), not its wall time less a mean run-queue wait: a
+// loop around metered calls, whose goroutine waits its turn for tens of ms
+// among busier ones, holds a few µs of its own between two calls, waits
+// or not. A stretch that does not lie between two metered children (the
+// first, the last) holds other work, and keeps the rules above.
+func TestDescheduledStretchChargedItsHistory(t *testing.T) {
+	var left int
+	wire(t, Chain{Descheduled: func() int { n := left; left = 0; return n }, RunWait: 4 * ms})
+	outer, inner := newProbe(t, "outer"), newProbe(t, "inner")
+	fire(outer, 5*us, func() { // the first stretch: not between children
+		fire(inner, 1*us, nil)
+		clk.Advance(2 * us) // between, whole
+		fire(inner, 1*us, nil)
+		clk.Advance(4 * us) // between, whole: 3 µs a stretch
+		fire(inner, 1*us, nil)
+		clk.Advance(30 * ms) // between, taken off its P once: 3 µs
+		left = 1
+		fire(inner, 1*us, nil)
+		clk.Advance(20 * ms) // the last, taken off twice: 20 ms less 2 waits
+		left = 2
+	})
+	checkRow(t, outer, 1, 5*us+4*us+2*us+4*us+30*ms+20*ms, 5*us+2*us+4*us+3*us+12*ms)
+	checkRow(t, inner, 4, 4*us, 4*us)
+}
+
+// A metered firing whose calls inside are all untimed ends its stretch at
+// a checkpoint every checkpointEvery of their firings on a P, so that a
+// wait in the run queue costs it one short stretch, charged what its
+// stretches hold, not a long one charged from a mean wait. Here a loop of
+// 1 µs untimed calls waits 30 ms once: its own time is its calls' time.
+func TestCheckpointsKeepStretchesShort(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one P: one countdown
+	var left int
+	wire(t, Chain{Descheduled: func() int { n := left; left = 0; return n }, RunWait: 4 * ms})
+	loop, call := newProbe(t, "loop"), newProbe(t, "call")
+	if !call.setState(Enabled, Untimed) {
+		t.Fatal("call is not untimed")
+	}
+	const calls = 3 * checkpointEvery
+	fire(loop, 0, func() {
+		for i := range calls {
+			if i == checkpointEvery+100 {
+				clk.Advance(30 * ms)
+				left = 1
+			}
+			fire(call, 1*us, nil)
+		}
+	})
+	checkRow(t, loop, 1, calls*us+30*ms, calls*us)
+	if r := call.row(); r.Count != calls {
+		t.Errorf("untimed calls counted %d, want %d", r.Count, calls)
+	}
+}
+
+// Where a stretch taken off its P held unmetered sampled children, what
+// it ran is known: their mean own times (its child), and the firing's own
+// time per ns of theirs in its stretches between children that ran whole.
+func TestDescheduledStretchChargedByItsChildren(t *testing.T) {
+	var left int
+	wire(t, Chain{Descheduled: func() int { n := left; left = 0; return n }, RunWait: 4 * ms})
+	f := &Frame{}
+	stretch := func(start, end, children int64, times int) {
+		f.openStretch(start)
+		f.after = true
+		f.child = children // what the leaf adds for unmetered sampled children
+		left = times
+		f.closeStretch(end, true)
+	}
+	stretch(0, 10*us, 8*us, 0)            // whole: 2 µs own for 8 µs of children
+	stretch(10*us, 10*us+30*ms, 16*us, 1) // taken off its P: 16 µs of children, so 4 µs own
+	if f.own != 6*us {
+		t.Fatalf("own %d ns, want %d", f.own, 6*us)
+	}
+	// Without that history, the rule of long stretches: 30 ms less a wait
+	// and the children.
+	f = &Frame{}
+	stretch(0, 30*ms, 16*us, 1)
+	if want := int64(30*ms - 4*ms - 16*us); f.own != want {
+		t.Fatalf("own %d ns with no history, want %d", f.own, want)
+	}
+}
+
 // A stretch of own time in which the goroutine parked to wait (a channel,
 // a lock, the network) is left out of its firing's own time, as a CPU
 // profile leaves the wait out; the firing's inclusive time keeps it, and so

@@ -15,7 +15,8 @@ import (
 // byte, g.trackingSeq, found at start-up: wait_amd64.go), and measures how
 // long goroutines stay ready before they run (/sched/latencies:seconds).
 //
-// A stretch in which the goroutine was taken off its P is left out of own
+// A stretch in which the goroutine was taken off its P, and whose content
+// its firing's history does not tell (closeStretch), is left out of own
 // time, as one in which it parked is, when it is shorter than longStretch:
 // it is then mostly the wait, and what it held of CPU time is small (the
 // scheduler takes a goroutine off after 10 ms of running, so a stretch

@@ -9,9 +9,11 @@ import "sync/atomic"
 // profile charges nothing to the function it waits in: so a stretch in
 // which the goroutine parked to wait (wait_amd64.go) is left out of the
 // firing's own time. One in which the scheduler took the goroutine off its
-// P without parking it (its time slice ran out) is charged its wall time
-// left out too if short, else charged less its waits in the run queue
-// (sched.go).
+// P without parking it (its time slice ran out) is charged what it ran
+// where the firing's history tells (closeStretch); else it is left out too
+// if short, and charged less its waits in the run queue if long
+// (sched.go). Checkpoints (below) keep the stretches of a loop around
+// untimed calls short.
 // Inclusive time stays the wall time, waits included: a request's latency.
 //
 // What a stretch left out costs: the CPU time it did hold, its part before
@@ -29,14 +31,16 @@ var disturbed atomic.Int64
 // openStretch begins a stretch of f at tick t. The running goroutine must
 // be f's.
 func (f *Frame) openStretch(t int64) {
-	f.mark, f.child = t, 0
+	f.mark, f.child, f.base, f.after = t, 0, 0, false
 	f.left, _ = engine.marks()
 }
 
 // closeStretch ends f's current stretch at tick t and begins the next: the
 // stretch's time, less what was charged to it, goes to f's own time unless
-// the goroutine parked to wait in it. The running goroutine must be f's.
-func (f *Frame) closeStretch(t int64) {
+// the goroutine parked to wait in it. atChild says a metered child begins
+// at t. The running goroutine must be f's.
+func (f *Frame) closeStretch(t int64, atChild bool) {
+	between := atChild && f.after
 	left, reason := engine.marks()
 	switch n := engine.descheduled(f.left, left); {
 	case engine.waited(reason):
@@ -50,6 +54,16 @@ func (f *Frame) closeStretch(t int64) {
 			// by its length.
 			disturbed.Add(1)
 			f.waited += l
+		case between && f.child > f.base && f.wholeC > 0:
+			// What it ran is known: its unmetered sampled children's
+			// part, and the firing's own time per ns of theirs where it
+			// ran whole.
+			descheduled.Add(1)
+			f.own += min(int64(float64(f.child-f.base)*max(float64(f.whole), 0)/float64(f.wholeC)), max(l-f.child, 0))
+		case between && f.child <= f.base && f.bareN > 0:
+			// Its stretches that ran whole say what one holds.
+			descheduled.Add(1)
+			f.own += min(f.bare/f.bareN, max(l-f.child, 0))
 		case l >= longStretch:
 			w := runWait(t)
 			descheduled.Add(1)
@@ -58,9 +72,19 @@ func (f *Frame) closeStretch(t int64) {
 			descheduled.Add(1)
 		}
 	default:
-		f.own += nanos(f.mark, t) - f.child
+		d := nanos(f.mark, t) - f.child
+		f.own += d
+		switch {
+		case !between:
+		case f.child > f.base:
+			f.whole += d
+			f.wholeC += f.child - f.base
+		default:
+			f.bare += max(d, 0)
+			f.bareN++
+		}
 	}
-	f.mark, f.child = t, 0
+	f.mark, f.child, f.base, f.after = t, 0, 0, false
 	f.left = left
 }
 
@@ -100,4 +124,50 @@ func (e *engineState) waited(reason uint8) bool {
 		return isWaitReason(reason)
 	}
 	return e.parked != nil && e.parked()
+}
+
+// Checkpoints. A metered firing whose calls inside are all untimed (a loop
+// around short calls) would hold one stretch from its start to its end,
+// however long, and a stretch in which its goroutine was taken off its P
+// can only be charged from estimates (closeStretch): with more busy
+// goroutines than Ps, a CPU-bound loop of seconds holds a hundred waits
+// in the run queue. So every checkpointEvery firings of an untimed probe
+// on a P (a countdown in its slot there, begin's leaf decrements it), the
+// innermost metered firing on the goroutine ends its stretch and begins
+// the next: its stretches stay short, those taken off their P are a few
+// among many, and its own time is measured, not estimated. A checkpoint
+// reads the clock once: one in thousands of untimed calls.
+const checkpointEvery = 8192
+
+// checkpoint ends the current stretch of the innermost metered firing on
+// the running goroutine, if any, and begins the next. pos and pc are
+// where the untimed firing runs, for settle.
+func checkpoint(pos, pc uintptr) {
+	g := current()
+	if g == nil {
+		return
+	}
+	g.acquire()
+	g.settle(pos, pc)
+	if g.depth > 0 {
+		f := g.frames[g.depth-1]
+		f.closeStretch(now(), true)
+		f.after = true
+	}
+	g.release()
+}
+
+// checkpointOut is the leaf's path for an untimed probe's firing whose
+// countdown on its P ran out: the countdown starts again there, and the
+// checkpoint is made.
+//
+//lint:ignore U1000 jumped to from begin_amd64.s
+func checkpointOut(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
+	pid := uintptr(procPin())
+	if pid < countProcs {
+		atomic.StoreInt32(&p.slotOn(pid).left, checkpointEvery)
+	}
+	procUnpin()
+	checkpoint(pos, pc)
+	return nil
 }
