@@ -407,7 +407,7 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int
 	f := g.frames[d]
 	f.probe, f.budget, f.pool, f.pos, f.pc, f.span = p, pool, pool, pos, pc, -1
 	f.over, f.own, f.how, f.weight, f.forces, f.waited = 0, 0, how, w, 0, 0
-	f.whole, f.wholeC, f.bare, f.bareN = 0, 0, 0, 0
+	f.hist = history{}
 	if pool != Unlimited {
 		f.pool-- // a firing spends one unit on itself
 	}
@@ -432,7 +432,7 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int
 	g.depth = d + 1
 	f.start = now() // last but the stretches and the release, so the engine's work stays outside
 	if d > 0 {
-		g.frames[d-1].closeStretch(f.start, true)
+		g.frames[d-1].closeBetween(f.start)
 	}
 	f.openStretch(f.start)
 	if f.span >= 0 {

@@ -72,7 +72,7 @@ func (p *Probe) end(fr *Frame) int64 {
 	raw := nanos(fr.start, t)
 	inner, outer := overhead[k].inner.Load(), overhead[k].outer.Load()
 	incl := max(raw-inner-fr.over, 0)
-	fr.closeStretch(t, false)
+	fr.closeStretch(t)
 	own := fr.own - inner // may be below 0 where children were estimated: an estimate, not clamped
 	var pf *Frame
 	if d > 0 {
@@ -81,7 +81,7 @@ func (p *Probe) end(fr *Frame) int64 {
 		// The parent's own time goes on, less what metering this firing
 		// cost it around the firing's clock reads.
 		pf.openStretch(t)
-		pf.child, pf.base, pf.after = outer-inner, outer-inner, true
+		pf.child, pf.base = outer-inner, outer-inner
 		if pf.pool != Unlimited {
 			pf.pool -= fr.budget - fr.pool
 		}
@@ -168,7 +168,7 @@ func (g *Goroutine) unwind() {
 		if parent.pool != Unlimited {
 			parent.pool -= fr.budget - fr.pool
 		}
-		parent.mark, parent.child, parent.base, parent.after = fr.start, 0, 0, false
+		parent.mark, parent.child, parent.base = fr.start, 0, -1
 	}
 	g.depth = d
 	if fr.label != nil {

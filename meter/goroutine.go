@@ -62,11 +62,8 @@ type Frame struct {
 	own    int64   // ns of its own time in the stretches that ended, those on the CPU (stretch.go)
 	mark   int64   // ticks when its current stretch began
 	child  int64   // ns to take off its current stretch: what metering its children cost there, and the mean own times of its unmetered sampled children (parent.go)
-	base   int64   // ns of child that is what metering the child before its current stretch cost it; the rest is its unmetered sampled children's
-	whole  int64   // ns of own time in its stretches that ran whole (neither parked nor taken off their P in) and held unmetered sampled children
-	wholeC int64   // ns of those children's mean own times in those stretches: with whole, what a stretch taken off its P is charged by (stretch.go)
-	bare   int64   // ns of own time in its stretches that ran whole and held no unmetered sampled child
-	bareN  int64   // how many those stretches are
+	base   int64   // ns of child that is what metering the child before its current stretch cost it, the rest its unmetered sampled children's; -1: the stretch began neither at a metered child's end nor at a checkpoint
+	hist   history // what its stretches between children that ran whole held (stretch.go)
 	budget int64   // units this firing was given, B(f); Unlimited if none
 	pool   int64   // units it has left
 	pos    uintptr // how deep in the goroutine's stack its function's frame is (stack top − frame pointer)
@@ -76,7 +73,6 @@ type Frame struct {
 	forces int32   // while above 0, the timed firings directly inside it are metered (forced), this many more at most
 	how    uint8   // why it is metered (meterAlways …)
 	left   uint8   // the goroutine's count of leaving the running state when its current stretch began (sched.go)
-	after  bool    // its current stretch began at the end of a metered child
 	label  *mark   // inside a trace, what goroutines started while it is innermost inherit (join.go)
 	waited int64   // ns of its stretches left out because its goroutine parked in them (stretch.go)
 

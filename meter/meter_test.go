@@ -526,10 +526,10 @@ func TestDescheduledStretchChargedByItsChildren(t *testing.T) {
 	f := &Frame{}
 	stretch := func(start, end, children int64, times int) {
 		f.openStretch(start)
-		f.after = true
+		f.base = 0         // began at a metered child's end, which cost nothing here
 		f.child = children // what the leaf adds for unmetered sampled children
 		left = times
-		f.closeStretch(end, true)
+		f.closeBetween(end)
 	}
 	stretch(0, 10*us, 8*us, 0)            // whole: 2 µs own for 8 µs of children
 	stretch(10*us, 10*us+30*ms, 16*us, 1) // taken off its P: 16 µs of children, so 4 µs own

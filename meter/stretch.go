@@ -31,61 +31,106 @@ var disturbed atomic.Int64
 // openStretch begins a stretch of f at tick t. The running goroutine must
 // be f's.
 func (f *Frame) openStretch(t int64) {
-	f.mark, f.child, f.base, f.after = t, 0, 0, false
+	f.mark, f.child, f.base = t, 0, -1
 	f.left, _ = engine.marks()
 }
 
 // closeStretch ends f's current stretch at tick t and begins the next: the
 // stretch's time, less what was charged to it, goes to f's own time unless
-// the goroutine parked to wait in it. atChild says a metered child begins
-// at t. The running goroutine must be f's.
-func (f *Frame) closeStretch(t int64, atChild bool) {
-	between := atChild && f.after
+// the goroutine parked to wait in it. The running goroutine must be f's.
+func (f *Frame) closeStretch(t int64) {
 	left, reason := engine.marks()
 	switch n := engine.descheduled(f.left, left); {
 	case engine.waited(reason):
 		disturbed.Add(1)
 		f.waited += nanos(f.mark, t)
 	case n > 0:
-		l := nanos(f.mark, t)
-		switch {
-		case l >= longStretch && engine.assisted(reason) && l > int64(n)*maskedGap:
-			// A wait the collector's assist wrote over: mostly waiting,
-			// by its length.
-			disturbed.Add(1)
-			f.waited += l
-		case between && f.child > f.base && f.wholeC > 0:
-			// What it ran is known: its unmetered sampled children's
-			// part, and the firing's own time per ns of theirs where it
-			// ran whole.
-			descheduled.Add(1)
-			f.own += min(int64(float64(f.child-f.base)*max(float64(f.whole), 0)/float64(f.wholeC)), max(l-f.child, 0))
-		case between && f.child <= f.base && f.bareN > 0:
-			// Its stretches that ran whole say what one holds.
-			descheduled.Add(1)
-			f.own += min(f.bare/f.bareN, max(l-f.child, 0))
-		case l >= longStretch:
-			w := runWait(t)
-			descheduled.Add(1)
-			f.own += max(l-int64(leftTimes(l, n, w))*w-f.child, 0)
-		default:
-			descheduled.Add(1)
-		}
+		f.descheduled(t, n, reason, false)
+	default:
+		f.own += nanos(f.mark, t) - f.child
+	}
+	f.mark, f.child = t, 0
+	f.left = left
+}
+
+// closeBetween is closeStretch where a metered child begins at t, or a
+// checkpoint is made: a stretch that began at a metered child's end or a
+// checkpoint is a stretch between children, whose history (hist) tells
+// what one taken off its P ran. (Two functions, not one with a flag, so
+// that End's path, which closes no stretch between children, stays short.)
+func (f *Frame) closeBetween(t int64) {
+	left, reason := engine.marks()
+	between := f.base >= 0
+	switch n := engine.descheduled(f.left, left); {
+	case engine.waited(reason):
+		disturbed.Add(1)
+		f.waited += nanos(f.mark, t)
+	case n > 0:
+		f.descheduled(t, n, reason, between)
 	default:
 		d := nanos(f.mark, t) - f.child
 		f.own += d
-		switch {
-		case !between:
-		case f.child > f.base:
-			f.whole += d
-			f.wholeC += f.child - f.base
-		default:
-			f.bare += max(d, 0)
-			f.bareN++
+		if between {
+			f.hist.note(d, f.child-f.base)
 		}
 	}
-	f.mark, f.child, f.base, f.after = t, 0, 0, false
+	f.mark, f.child = t, 0
 	f.left = left
+}
+
+// descheduled charges f a stretch ending at tick t in which its goroutine
+// left the running state n times without parking; between says the
+// stretch lies between two of its metered children or checkpoints.
+//
+//go:noinline
+func (f *Frame) descheduled(t int64, n int, reason uint8, between bool) {
+	l := nanos(f.mark, t)
+	switch {
+	case l >= longStretch && engine.assisted(reason) && l > int64(n)*maskedGap:
+		// A wait the collector's assist wrote over: mostly waiting,
+		// by its length.
+		disturbed.Add(1)
+		f.waited += l
+	case between && f.child > f.base && f.hist.childOf > 0:
+		// What it ran is known: its unmetered sampled children's
+		// part, and the firing's own time per ns of theirs where it
+		// ran whole.
+		descheduled.Add(1)
+		f.own += min(int64(float64(f.child-f.base)*max(float64(f.hist.withChild), 0)/float64(f.hist.childOf)), max(l-f.child, 0))
+	case between && f.child <= f.base && f.hist.bareN > 0:
+		// Its stretches that ran whole say what one holds.
+		descheduled.Add(1)
+		f.own += min(f.hist.bare/f.hist.bareN, max(l-f.child, 0))
+	case l >= longStretch:
+		w := runWait(t)
+		descheduled.Add(1)
+		f.own += max(l-int64(leftTimes(l, n, w))*w-f.child, 0)
+	default:
+		descheduled.Add(1)
+	}
+}
+
+// history is what a firing's stretches between children (metered ones,
+// or checkpoints) held where they ran whole: those that held unmetered
+// sampled children, and those that held none.
+type history struct {
+	withChild int64 // ns of own time in those that held some
+	childOf   int64 // ns of those children's mean own times there
+	bare      int64 // ns of own time in those that held none
+	bareN     int64 // how many those are
+}
+
+// note adds a stretch between children that ran whole: own ns of the
+// firing's own time, beside children ns of its unmetered sampled
+// children's mean own times.
+func (h *history) note(own, children int64) {
+	if children > 0 {
+		h.withChild += own
+		h.childOf += children
+		return
+	}
+	h.bare += max(own, 0)
+	h.bareN++
 }
 
 // marks reads the process's goroutine (wait_amd64.go): its count of
@@ -151,8 +196,8 @@ func checkpoint(pos, pc uintptr) {
 	g.settle(pos, pc)
 	if g.depth > 0 {
 		f := g.frames[g.depth-1]
-		f.closeStretch(now(), true)
-		f.after = true
+		f.closeBetween(now())
+		f.base = 0
 	}
 	g.release()
 }
