@@ -575,6 +575,32 @@ func TestWaitsAreNotOwnTime(t *testing.T) {
 	}
 }
 
+// A mark after a go statement ends the firing's stretch there: the time
+// spent starting goroutines is its own, and the wait for them that follows
+// is left out alone, not with it.
+func TestMarkAfterGoStatement(t *testing.T) {
+	var parked bool
+	wire(t, Chain{Parked: func() bool { p := parked; parked = false; return p }})
+	p := newProbe(t, "spawner")
+	f := p.Begin()
+	clk.Advance(5 * us) // starts a goroutine
+	p.Mark(&f)
+	clk.Advance(20 * us) // waits for it
+	parked = true
+	p.End(&f)
+	checkRow(t, p, 1, 25*us, 5*us)
+	for _, r := range Take().Rows {
+		if r.Probe == p.Name() && r.Waited != 20*us {
+			t.Errorf("waited %d ns, want %d", r.Waited, 20*us)
+		}
+	}
+	var none Firing
+	p.Mark(&none) // not metered: nothing
+	if n := testing.AllocsPerRun(100, func() { f := p.Begin(); p.Mark(&f); p.End(&f) }); n != 0 {
+		t.Errorf("a metered firing with a mark: %v allocations", n)
+	}
+}
+
 // A stretch of seconds may have left the running state 256 times or more,
 // its count a byte: it is taken to have left it the least number of
 // times, equal to the count modulo 256, whose charge fits in as many 20 ms

@@ -216,3 +216,26 @@ func checkpointOut(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 	checkpoint(pos, pc)
 	return nil
 }
+
+// Mark ends the current stretch of the firing *f of p, and begins the
+// next, where its function has just started a goroutine: generated code
+// calls it after each go statement of the function's own body, for a
+// firing that is metered. Starting a goroutine takes CPU time (the
+// runtime makes it, and may wake a thread to run it); a function that
+// starts goroutines and then waits for them would otherwise hold that CPU
+// time in the stretch it parks in, which is left out whole. A Mark where
+// the firing is not the innermost metered one on its goroutine (a metered
+// child a panic unwound, not settled yet) does nothing.
+func (p *Probe) Mark(f *Firing) {
+	fr := f.frame()
+	if fr == nil || fr == firstEnd {
+		return
+	}
+	g := fr.g
+	g.acquire()
+	if d := fr.index; d == g.depth-1 && fr.probe == p {
+		fr.closeBetween(now())
+		fr.base = 0
+	}
+	g.release()
+}

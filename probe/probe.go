@@ -81,6 +81,21 @@ func (p *Probe) End(f *Firing) bool {
 	return true
 }
 
+// Mark marks the point right after a go statement of the function's own
+// body, in the firing *f, one that Begin began, if it is not 0: the
+// engine begins a new stretch of its own time there (meter.Probe.Mark),
+// so that the CPU time of starting goroutines stays out of the stretch in
+// which the function may then wait for them. Generated code calls it in
+// an expression of its own, after the go statement, on a line of its own,
+//
+//	_ = meter__f != 0 && meter__probes[3].Mark(&meter__f)
+//
+// and returns true, for that expression.
+func (p *Probe) Mark(f *Firing) bool {
+	p.m.Mark(f)
+	return true
+}
+
 // Where the compiler leaves Begin a call of its own (in a closure made by
 // an inlined function), the engine must know Begin's code to find the
 // instrumented function beyond it.

@@ -538,6 +538,22 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 		seq++
 		edits = append(edits, edit{from, to, text, seq})
 	}
+	if s.skip == "" && !p.oneLine {
+		// After each go statement of the body's own that ends its line, a
+		// new stretch of the firing's own time (probe.Probe.Mark), on a
+		// line of its own, the next line's position given back after it.
+		// Added first, so that where an End goes at the same place (the
+		// line of the closing brace, or of a return), the mark precedes it.
+		mark := "_ = " + fv + " != 0 && " + pr + ".Mark(&" + fv + ")"
+		for _, g := range goStmts(s.body) {
+			e := j.off(g.End())
+			if !isLineEnd(src, e) {
+				continue // a statement or a comment follows on its line
+			}
+			ls := e + bytes.IndexByte(src[e:], '\n') + 1
+			add(ls, ls, indentOf(src, j.off(g.Pos()))+mark+"\n"+j.lines.lineDirective(ls))
+		}
+	}
 	if p.oneLine {
 		s0, s1, _ := oneLineLayout(src, lb, rb)
 		var b strings.Builder
@@ -627,6 +643,23 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 		}
 	}
 	return edits
+}
+
+// goStmts returns the go statements of body's own (not those of function
+// literals inside it), in source order.
+func goStmts(body *ast.BlockStmt) []*ast.GoStmt {
+	var gs []*ast.GoStmt
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.GoStmt:
+			gs = append(gs, x)
+			return false
+		}
+		return true
+	})
+	return gs
 }
 
 // hasOwnDefer reports whether body holds a defer statement of its own

@@ -38,6 +38,7 @@ type stripper struct {
 	top      *regexp.Regexp // what follows a body's '{'
 	closing  *regexp.Regexp // the end of a one-line body, before its '}'
 	endLine  *regexp.Regexp // "IND End\n//line X\n" at the end of a text
+	mark     *regexp.Regexp // "IND Mark\n//line X\n", a whole text
 	endRe    string         // an End statement, as a regular expression
 	leftover *regexp.Regexp
 	cuts     []cut
@@ -84,6 +85,7 @@ func newStripper(fset *token.FileSet, f *ast.File, src []byte, prefix string) *s
 			`(?:(\n//line [^\n\r]*)\r?\n|(\n[ \t]*/\*line [^*\n]*\*/ )|(\n//line [^\n]*\n[ \t]*)\})`),
 		closing:  regexp.MustCompile(`(?:\n[ \t]*` + endCall + `)?\n//line [^\n]*\n[ \t]*$`),
 		endLine:  regexp.MustCompile(`\n[ \t]*` + endCall + `\n//line [^\n]*\n$`),
+		mark:     regexp.MustCompile(`^[ \t]*_ = ` + fv + ` != 0 && ` + arr + `\.Mark\(&` + fv + `\)\n//line [^\n]*\n$`),
 		leftover: regexp.MustCompile(arr + `|\b` + q + `(?:test|x)?(?:f|r\d+|main|shutdown|` + reroutes + `)\b`),
 	}
 }
@@ -216,6 +218,7 @@ func (s *stripper) body(ft *ast.FuncType, body *ast.BlockStmt) {
 	s.results(ft)
 	s.ends(body, rb, expanded)
 	s.flushes(body)
+	s.marks(body)
 }
 
 // directiveLine is the line a "\n//line …\n" directive names.
@@ -320,6 +323,28 @@ func (s *stripper) flushes(body *ast.BlockStmt) {
 		}
 		next := e0 + nl + 1
 		if d := bytes.IndexByte(s.src[next:], '\n'); d >= 0 && line.Match(s.src[ls:next+d+1]) {
+			s.add(ls, next+d+1, "")
+		}
+		return true
+	})
+}
+
+// marks takes out the marks put after go statements: "IND Mark\n//line
+// P\n" at the start of a line.
+func (s *stripper) marks(body *ast.BlockStmt) {
+	ast.Inspect(body, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok || as.Tok != token.ASSIGN || len(as.Lhs) != 1 {
+			return true
+		}
+		e0 := s.off(as.Pos())
+		ls := lineStart(s.src, e0)
+		nl := bytes.IndexByte(s.src[e0:], '\n')
+		if nl < 0 {
+			return true
+		}
+		next := e0 + nl + 1
+		if d := bytes.IndexByte(s.src[next:], '\n'); d >= 0 && s.mark.Match(s.src[ls:next+d+1]) {
 			s.add(ls, next+d+1, "")
 		}
 		return true
