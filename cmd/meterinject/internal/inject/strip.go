@@ -307,23 +307,10 @@ func (s *stripper) ends(body *ast.BlockStmt, rb int, expanded bool) {
 func (s *stripper) flushes(body *ast.BlockStmt) {
 	line := regexp.MustCompile(`^[ \t]*` + s.q + `(?:test|x)?shutdown\(\)\n//line [^\n]*\n$`)
 	ast.Inspect(body, func(n ast.Node) bool {
-		es, ok := n.(*ast.ExprStmt)
-		if !ok {
-			return true
-		}
-		c, ok := es.X.(*ast.CallExpr)
-		if !ok || len(c.Args) != 0 {
-			return true
-		}
-		e0 := s.off(es.Pos())
-		ls := lineStart(s.src, e0)
-		nl := bytes.IndexByte(s.src[e0:], '\n')
-		if nl < 0 {
-			return true
-		}
-		next := e0 + nl + 1
-		if d := bytes.IndexByte(s.src[next:], '\n'); d >= 0 && line.Match(s.src[ls:next+d+1]) {
-			s.add(ls, next+d+1, "")
+		if es, ok := n.(*ast.ExprStmt); ok {
+			if c, ok := es.X.(*ast.CallExpr); ok && len(c.Args) == 0 {
+				s.lineAndDirective(s.off(es.Pos()), line)
+			}
 		}
 		return true
 	})
@@ -333,22 +320,25 @@ func (s *stripper) flushes(body *ast.BlockStmt) {
 // P\n" at the start of a line.
 func (s *stripper) marks(body *ast.BlockStmt) {
 	ast.Inspect(body, func(n ast.Node) bool {
-		as, ok := n.(*ast.AssignStmt)
-		if !ok || as.Tok != token.ASSIGN || len(as.Lhs) != 1 {
-			return true
-		}
-		e0 := s.off(as.Pos())
-		ls := lineStart(s.src, e0)
-		nl := bytes.IndexByte(s.src[e0:], '\n')
-		if nl < 0 {
-			return true
-		}
-		next := e0 + nl + 1
-		if d := bytes.IndexByte(s.src[next:], '\n'); d >= 0 && s.mark.Match(s.src[ls:next+d+1]) {
-			s.add(ls, next+d+1, "")
+		if as, ok := n.(*ast.AssignStmt); ok && as.Tok == token.ASSIGN && len(as.Lhs) == 1 {
+			s.lineAndDirective(s.off(as.Pos()), s.mark)
 		}
 		return true
 	})
+}
+
+// lineAndDirective takes out the line of the statement at e0 and the
+// line after it, when the two match re.
+func (s *stripper) lineAndDirective(e0 int, re *regexp.Regexp) {
+	ls := lineStart(s.src, e0)
+	nl := bytes.IndexByte(s.src[e0:], '\n')
+	if nl < 0 {
+		return
+	}
+	next := e0 + nl + 1
+	if d := bytes.IndexByte(s.src[next:], '\n'); d >= 0 && re.Match(s.src[ls:next+d+1]) {
+		s.add(ls, next+d+1, "")
+	}
 }
 
 func (s *stripper) isEnd(st ast.Stmt) bool {
