@@ -501,10 +501,13 @@ func TestCheckpointsKeepStretchesShort(t *testing.T) {
 	if !call.setState(Enabled, Untimed) {
 		t.Fatal("call is not untimed")
 	}
-	const calls = 3 * checkpointEvery
+	// Checkpoints at every checkpointEvery-th call (the countdown starts
+	// full as the probe turns untimed): the wait falls in the third
+	// stretch, after one between two checkpoints that ran whole.
+	const calls = 4 * checkpointEvery
 	fire(loop, 0, func() {
 		for i := range calls {
-			if i == checkpointEvery+100 {
+			if i == 2*checkpointEvery+100 {
 				clk.Advance(30 * ms)
 				left = 1
 			}

@@ -136,6 +136,8 @@ func (p *Probe) setState(from, to State) bool {
 	case to == Sampled:
 		p.refreshOwnMean()
 		p.startSampling()
+	case to == Untimed:
+		p.startCheckpoints()
 	case to.Disabled() && engine.spotcheck != nil:
 		p.count.reset(engine.spotcheck.Interval, stripeCount)
 	case to.metered() && engine.tracepoint != nil:

@@ -202,6 +202,19 @@ func checkpoint(pos, pc uintptr) {
 	g.release()
 }
 
+// startCheckpoints sets p's countdown to its next checkpoint on every P
+// to checkpointEvery, as p turns untimed: a count left at zero would make
+// its first calls checkpoints, inside the firings of its callers that
+// hotspot is still judging.
+func (p *Probe) startCheckpoints() {
+	if p.slots == nil {
+		return
+	}
+	for pid := uintptr(0); pid < countProcs; pid++ {
+		atomic.StoreInt32(&p.slotOn(pid).left, checkpointEvery)
+	}
+}
+
 // checkpointOut is the leaf's path for an untimed probe's firing whose
 // countdown on its P ran out: the countdown starts again there, and the
 // checkpoint is made.
