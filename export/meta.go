@@ -60,6 +60,7 @@ func writeMeta(w io.Writer, s meter.Snapshot) error {
 		line(schema.MetaWaits, "not seen")
 	}
 	num(schema.MetaInterrupted, s.Interrupted)
+	num(schema.MetaOvercharged, s.Overcharged)
 	if o := s.Overheads; o != [3][2]int64{} {
 		line(schema.MetaOverhead, fmt.Sprintf("inner=%d outer=%d selected_inner=%d selected_outer=%d forced_inner=%d forced_outer=%d",
 			o[0][0], o[0][1], o[1][0], o[1][1], o[2][0], o[2][1]))

@@ -107,6 +107,14 @@ TEXT ·begin(SB), NOSPLIT, $0-40
 	MOVQ -8(R8)(DX*8), R8
 	MOVQ Probe_ownMean(BX), R9
 	ADDQ R9, Frame_child(R8)
+	// charge (Frame.charge): the stretch's charger, if it is not this
+	// probe already.
+	CMPQ BX, Frame_charger(R8)
+	JEQ  quiet
+	MOVQ $1, DX
+	CMPQ Frame_charger(R8), $0
+	CMOVQEQ BX, DX
+	MOVQ DX, Frame_charger(R8)
 	JMP  quiet
 forcedgo:
 	// forcedOrNot, inside a forcing firing: Go meters it.

@@ -256,7 +256,9 @@ func forcedOrNot(p *Probe, pos, pc uintptr) *Frame {
 	g.acquire()
 	if g.forcing == 0 {
 		if g.depth > 0 {
-			g.frames[g.depth-1].child += p.ownMean.Load()
+			f := g.frames[g.depth-1]
+			f.child += p.ownMean.Load()
+			f.charge(p)
 		}
 		g.release()
 		return nil

@@ -78,6 +78,9 @@ func (p *Probe) end(fr *Frame) int64 {
 	if d > 0 {
 		pf = g.frames[d-1]
 		pf.over += fr.over + outer
+		if !pf.probe.parent.Load() {
+			pf.probe.parent.Store(true) // (overcharged)
+		}
 		// The parent's own time goes on, less what metering this firing
 		// cost it around the firing's clock reads.
 		pf.openStretch(t)
@@ -168,7 +171,7 @@ func (g *Goroutine) unwind() {
 		if parent.pool != Unlimited {
 			parent.pool -= fr.budget - fr.pool
 		}
-		parent.mark, parent.child, parent.base = fr.start, 0, -1
+		parent.mark, parent.child, parent.base, parent.charger = fr.start, 0, -1, 0
 	}
 	g.depth = d
 	if fr.label != nil {

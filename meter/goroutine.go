@@ -54,29 +54,33 @@ type Goroutine struct {
 
 // Frame is one metered firing on a goroutine's stack.
 type Frame struct {
-	g      *Goroutine // the state it belongs to
-	index  int32      // its index in g.frames
-	probe  *Probe
-	start  int64   // ticks at Begin
-	over   int64   // ns of metering overhead nested in it: the outer overheads of the metered firings under it
-	own    int64   // ns of its own time in the stretches that ended, those on the CPU (stretch.go)
-	mark   int64   // ticks when its current stretch began
-	child  int64   // ns to take off its current stretch: what metering its children cost there, and the mean own times of its unmetered sampled children (parent.go)
-	base   int64   // ns of child that is what metering the child before its current stretch cost it, the rest its unmetered sampled children's; -1: the stretch began neither at a metered child's end nor at a checkpoint
-	hist   history // what its stretches between children that ran whole held (stretch.go)
-	budget int64   // units this firing was given, B(f); Unlimited if none
-	pool   int64   // units it has left
-	pos    uintptr // how deep in the goroutine's stack its function's frame is (stack top − frame pointer)
-	pc     uintptr // where its function called Begin
-	span   int32   // index in the goroutine's spans, or -1
-	weight int32   // how many firings of its probe it stands for: 1, a sampled probe's gap (sample.go), 0 for a forced firing or a spot check
-	forces int32   // while above 0, the timed firings directly inside it are metered (forced), this many more at most
-	how    uint8   // why it is metered (meterAlways …)
-	left   uint8   // the goroutine's count of leaving the running state when its current stretch began (sched.go)
-	label  *mark   // inside a trace, what goroutines started while it is innermost inherit (join.go)
-	waited int64   // ns of its stretches left out because its goroutine parked in them (stretch.go)
+	g     *Goroutine // the state it belongs to
+	index int32      // its index in g.frames
+	probe *Probe
+	start int64 // ticks at Begin
+	own   int64 // ns of its own time in the stretches that ended, those on the CPU (stretch.go)
+	mark  int64 // ticks when its current stretch began
+	child int64 // ns to take off its current stretch: what metering its children cost there, and the mean own times of its unmetered sampled children (parent.go)
+	// charger is the sampled probe (its address) whose unmetered
+	// firings added their mean own time to child in the current stretch,
+	// while only one did; 0 while none did, 1 once two did (overcharged).
+	charger uintptr
+	over    int64   // ns of metering overhead nested in it: the outer overheads of the metered firings under it
+	base    int64   // ns of child that is what metering the child before its current stretch cost it, the rest its unmetered sampled children's; -1: the stretch began neither at a metered child's end nor at a checkpoint
+	hist    history // what its stretches between children that ran whole held (stretch.go)
+	budget  int64   // units this firing was given, B(f); Unlimited if none
+	pool    int64   // units it has left
+	pos     uintptr // how deep in the goroutine's stack its function's frame is (stack top − frame pointer)
+	pc      uintptr // where its function called Begin
+	span    int32   // index in the goroutine's spans, or -1
+	weight  int32   // how many firings of its probe it stands for: 1, a sampled probe's gap (sample.go), 0 for a forced firing or a spot check
+	forces  int32   // while above 0, the timed firings directly inside it are metered (forced), this many more at most
+	how     uint8   // why it is metered (meterAlways …)
+	left    uint8   // the goroutine's count of leaving the running state when its current stretch began (sched.go)
+	label   *mark   // inside a trace, what goroutines started while it is innermost inherit (join.go)
+	waited  int64   // ns of its stretches left out because its goroutine parked in them (stretch.go)
 
-	_ [24]byte // to whole cache lines (lines_test.go)
+	_ [16]byte // to whole cache lines (lines_test.go)
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

@@ -471,3 +471,71 @@ func TestEveryFiringMeteredShortProbeIsUntimed(t *testing.T) {
 	checkRow(t, long, rounds, rounds*500, rounds*500)
 	checkRow(t, parent, rounds, rounds*1650, rounds*1150)
 }
+
+// A sampled probe's selected firings can measure longer than its calls run
+// among its callers (a clock read waits for the work before it). A stretch
+// that ran whole bounds its unmetered calls: they took no more than its
+// wall time. Where one probe's calls alone were charged to it, many of
+// them, what their estimate exceeds that by is taken off the probe, and
+// the stretch holds no own time of its caller.
+func TestOverchargedEstimateBound(t *testing.T) {
+	// Thresholds of 0: every firing hot, so that nothing is judged; gaps
+	// of 1000 between selected firings; the parent's first firing forces.
+	h := &hotspot.Rule{Initial: 1, Sample: 1000}
+	wire(t, Chain{Hotspot: h, Rand: func() uint64 { return 999 }})
+	parent, p := newProbe(t, "parent"), newProbe(t, "p")
+	call := func() { // 1.5 µs metered, 1 µs not
+		f := p.Begin()
+		if f != 0 {
+			clk.Advance(500)
+		}
+		clk.Advance(1 * us)
+		p.End(&f)
+	}
+	calls := func(n int) func() {
+		return func() {
+			for range n {
+				call()
+			}
+		}
+	}
+	fire(parent, 0, calls(4)) // metered: 1.5 µs each
+	if !p.setState(p.State(), Sampled) {
+		t.Fatal("p not sampled")
+	}
+	if m := p.ownMean.Load(); m != 1500 {
+		t.Fatalf("mean own %d ns, want 1500", m)
+	}
+	fire(parent, 0, calls(200)) // none selected: 200 µs, charged 300
+	checkRow(t, p, 204, 206*us, 206*us)
+	checkRow(t, parent, 2, 206*us, 0)
+	p.refreshOwnMean() // at its next selected firings
+	if m, raw := p.ownMean.Load(), p.rawMean.Load(); raw != 1500 || m != 206*us/204 {
+		t.Fatalf("mean own %d ns, uncorrected %d; want %d, 1500", m, raw, 206*us/204)
+	}
+
+	// Too few calls in the stretch, or another probe charged it too: no
+	// bound.
+	q := newProbe(t, "q")
+	fire(q, 1*us, nil)
+	if !q.setState(q.State(), Sampled) {
+		t.Fatal("q not sampled")
+	}
+	before := p.stats.sum().over
+	fire(parent, 0, calls(63))
+	fire(parent, 0, func() {
+		calls(100)()
+		fire(q, 1*us, nil)
+	})
+	if over := p.stats.sum().over; over != before {
+		t.Fatalf("over %d ns, want %d: no bound", over, before)
+	}
+
+	// A probe with a metered child is not bounded: its calls' own time
+	// lies in more than one stretch.
+	p.parent.Store(true)
+	fire(parent, 0, calls(100))
+	if over := p.stats.sum().over; over != before {
+		t.Fatalf("over %d ns with a metered child, want %d", over, before)
+	}
+}

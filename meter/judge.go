@@ -96,9 +96,10 @@ func decide(p *Probe, t int64) {
 	h := engine.hotspot
 	sum := p.stats.sum()
 	n := max(sum.wsum, 1)
-	inclAvg := sum.wtotal / n
-	ownAvg := max(sum.wown+sum.back+givenBack(p), 0) / n
 	calls := p.Calls()
+	wtotal, wown := sum.trimmed(calls)
+	inclAvg := int64(wtotal / float64(n))
+	ownAvg := int64(max(wown+float64(sum.back+givenBack(p)), 0) / float64(n))
 	span := nanos(p.first.Load(), t)
 	cost := overhead[pathMeter].outer.Load()
 	var to State

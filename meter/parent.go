@@ -53,6 +53,8 @@ const ownMeanEvery = 16
 func (p *Probe) refreshOwnMean() {
 	t := p.stats.sum()
 	if t.wsum > 0 {
-		p.ownMean.Store(max(t.wown+t.back, 0) / t.wsum)
+		_, own := t.trimmed(p.Calls())
+		p.ownMean.Store(int64(max(own+float64(t.back), 0) / float64(t.wsum)))
+		p.rawMean.Store(max(t.wown+t.back, 0) / t.wsum)
 	}
 }

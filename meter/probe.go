@@ -54,10 +54,12 @@ type Probe struct {
 	deciding atomic.Bool    // hotspot is judging it
 	forcings atomic.Int32   // its firings metered at every call that forced their timed children (forcesFirst)
 	short    atomic.Uint32  // with hotspot off: whether its calls are too short to time (shortUnknown …; judgeShort)
+	parent   atomic.Bool    // some metered firing of it had a metered child (overcharged)
 
 	slots   *slot        // its count on P 0 (count.go); on P k, k<<procShift bytes on
 	spill   atomic.Int64 // firings counted on Ps without slots
 	ownMean atomic.Int64 // ns of own time per call, while sampled: what an unmetered firing adds to its parent (parent.go)
+	rawMean atomic.Int64 // ownMean before what overcharged took off
 
 	// What the chain keeps per probe: hotspot's deficit (initial − balance),
 	// budget's allowance (A+1 once T is known, 0 before), the tick of its
@@ -74,7 +76,7 @@ type Probe struct {
 	reenabled atomic.Int64
 	waited    atomic.Int64 // ns of its metered firings' stretches left out for a wait, each times its weight (stretch.go)
 
-	_ [20]byte // to whole cache lines (lines_test.go)
+	_ [8]byte // to whole cache lines (lines_test.go)
 }
 
 // Name returns the probe's name, as the Go toolchain names the function.

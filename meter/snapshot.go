@@ -72,6 +72,7 @@ type Snapshot struct {
 	Descheduled     int64       // stretches charged their wall time less run-queue waits: the scheduler took the goroutine off its P in them (sched.go)
 	WaitsSeen       bool        // the engine tells waits from work (wait_amd64.go); false: own time holds waits
 	Interrupted     int64       // selected firings whose own time held an interruption, kept at their probe's mean (end.go)
+	Overcharged     int64       // stretches shorter than the estimate of the sampled probe's calls in them, the excess taken off the probe (stretch.go)
 	Dropped         int64       // spans the export path dropped
 	UntimedLimit    int64       // ns of own time per call under which a cold probe is untimed
 	Overheads       [3][2]int64 // ns, inner and outer overhead of a metered firing: [0] of a metered probe, [1] of a selected one, [2] of a forced one (calibrate.go)
@@ -101,6 +102,7 @@ func Take() Snapshot {
 		WaitsSeen:       waitsSeen(),
 		Descheduled:     descheduled.Load(),
 		Interrupted:     interruptions.Load(),
+		Overcharged:     overcharges.Load(),
 		Dropped:         dropped.Load(),
 		Clamped:         clock.Clamped(),
 		UntimedLimit:    UntimedLimit(),
@@ -157,6 +159,7 @@ func (p *Probe) row() Row {
 		m := float64(t.total) / n
 		r.SD = math.Sqrt(max(t.sqTotal/n-m*m, 0) * n / (n - 1))
 	}
+	wtotal, wown := t.trimmed(r.Count)
 	st := p.State()
 	switch {
 	case st == Untimed || st == Enabled && p.untimedYet():
@@ -171,14 +174,14 @@ func (p *Probe) row() Row {
 		if st == DisabledBudget {
 			r.Label = LabelBudget
 		}
-		r.Total, r.InherentTotal = t.wtotal, max(t.wown+back, 0)
+		r.Total, r.InherentTotal = int64(math.Round(max(wtotal, 0))), int64(math.Round(max(wown+float64(back), 0)))
 		r.Count = max(r.Count, t.wsum)
 		r.Waited = p.waited.Load()
 	case t.wsum > 0:
 		// The metered firings stand for wsum calls: scaled to the count.
 		scale := float64(max(r.Count, t.wsum)) / float64(t.wsum)
-		r.Total = int64(float64(t.wtotal) * scale)
-		r.InherentTotal = int64(float64(max(t.wown+back, 0)) * scale)
+		r.Total = int64(math.Round(max(wtotal, 0) * scale))
+		r.InherentTotal = int64(math.Round(max(wown+float64(back), 0) * scale))
 		r.Waited = int64(float64(p.waited.Load()) * scale)
 	}
 	if r.Count > 0 {

@@ -41,13 +41,14 @@ type row struct {
 	max     int64 // ns, inclusive
 	sqTotal uint64
 	back    int64 // ns of own time given back: children that turned out untimed or disabled (judge.go)
-	_       [48]byte
+	over    int64 // ns its unmetered calls' estimates exceeded the stretches they ran in (overcharged)
+	_       [40]byte
 }
 
 // totals are what a reader takes from rows.
 type totals struct {
-	count, total, wsum, wtotal, wown, min, max, back int64
-	sqTotal                                          float64
+	count, total, wsum, wtotal, wown, min, max, back, over int64
+	sqTotal                                                float64
 }
 
 func (s *stats) init() {
@@ -116,6 +117,11 @@ func writeRowShared(r *row, incl, own, w int64) {
 // shared row.
 func (s *stats) addBack(ns int64) { atomic.AddInt64(&s.shared.back, ns) }
 
+// addOver takes ns off the probe's inclusive and own times: what its
+// estimate charged stretches beyond their wall time (overcharged). An
+// atomic add to the shared row, once per stretch at most.
+func (s *stats) addOver(ns int64) { atomic.AddInt64(&s.shared.over, ns) }
+
 // read returns a consistent copy of r: the totals of whole writes only.
 func (r *row) read() totals {
 	for spins := 0; ; spins++ {
@@ -131,6 +137,7 @@ func (r *row) read() totals {
 				max:     atomic.LoadInt64(&r.max),
 				sqTotal: math.Float64frombits(atomic.LoadUint64(&r.sqTotal)),
 				back:    atomic.LoadInt64(&r.back),
+				over:    atomic.LoadInt64(&r.over),
 			}
 			if atomic.LoadUint64(&r.seq) == s {
 				return t
@@ -163,6 +170,18 @@ func (s *stats) sum() totals {
 		t.min = 0
 	}
 	return t
+}
+
+// trimmed returns wtotal and wown less what the estimates of a probe of
+// calls calls were found to exceed (over, in ns of all its calls), in the
+// weighted units of the two: both times lose it, and their difference, its
+// timed children's part, stays as measured.
+func (t totals) trimmed(calls int64) (wtotal, wown float64) {
+	o := 0.0
+	if t.over != 0 && calls > 0 {
+		o = float64(t.over) * float64(t.wsum) / float64(calls)
+	}
+	return float64(t.wtotal) - o, float64(t.wown) - o
 }
 
 // Metered returns how many of p's firings were metered and have ended

@@ -1,6 +1,9 @@
 package meter
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // Stretches. A metered firing's own time is measured in stretches: from
 // its start to its first metered child's, between its metered children,
@@ -31,7 +34,7 @@ var disturbed atomic.Int64
 // openStretch begins a stretch of f at tick t. The running goroutine must
 // be f's.
 func (f *Frame) openStretch(t int64) {
-	f.mark, f.child, f.base = t, 0, -1
+	f.mark, f.child, f.base, f.charger = t, 0, -1, 0
 	f.left, _ = engine.marks()
 }
 
@@ -47,9 +50,13 @@ func (f *Frame) closeStretch(t int64) {
 	case n > 0:
 		f.descheduled(t, n, reason, false)
 	default:
-		f.own += nanos(f.mark, t) - f.child
+		d := nanos(f.mark, t) - f.child
+		if f.charger > 1 {
+			d = f.overcharged(d)
+		}
+		f.own += d
 	}
-	f.mark, f.child = t, 0
+	f.mark, f.child, f.charger = t, 0, 0
 	f.left = left
 }
 
@@ -69,14 +76,83 @@ func (f *Frame) closeBetween(t int64) {
 		f.descheduled(t, n, reason, between)
 	default:
 		d := nanos(f.mark, t) - f.child
+		c := d
+		if f.charger > 1 {
+			d = f.overcharged(d)
+		}
 		f.own += d
 		if between {
-			f.hist.note(d, f.child-f.base)
+			f.hist.note(d, f.child-f.base+c-d)
 		}
 	}
-	f.mark, f.child = t, 0
+	f.mark, f.child, f.charger = t, 0, 0
 	f.left = left
 }
+
+// Overcharged estimates. A sampled probe's selected firings are timed by
+// a clock read on each side, and a read waits for the work before it to
+// finish; its unmetered calls, back to back, overlap their work with what
+// runs before and after them. So a short function that moves memory (one
+// that allocates) measures longer than it runs among its callers: tens of
+// ns a call where a clock read costs as much (a VM), and its estimate, the
+// mean of its selected firings, is too high by as much.
+//
+// A stretch that ran whole (its goroutine on its P throughout) bounds it:
+// the calls of a sampled probe that lie whole inside the stretch took no
+// more than the stretch's wall time. Where the unmetered calls of one
+// probe alone were charged to a stretch, at least minCharged of them, and
+// the stretch is shorter than they come to at the probe's estimate before
+// any such correction (Probe.rawMean), the difference is taken off the
+// probe's inclusive and own times (stats.addOver) and the stretch holds no
+// own time of its firing. The probe's estimate (ownMean) then follows. A
+// probe some of whose metered firings had a metered child is left out: its
+// calls' own time lies in more than one stretch. The bound holds whatever
+// the caller does; it binds where the caller does little besides the calls
+// (a loop around them), which is where the estimate's error shows.
+
+// minCharged is how many calls a stretch must hold for the bound: fewer,
+// and calls that happened to run short would take off what others, in
+// stretches that do not bind, leave on.
+const minCharged = 64
+
+// charge notes that p's unmetered firing charged f's current stretch
+// (begin's leaf does the same).
+func (f *Frame) charge(p *Probe) {
+	if a := uintptr(unsafe.Pointer(p)); f.charger != a {
+		if f.charger == 0 {
+			f.charger = a
+		} else {
+			f.charger = 1
+		}
+	}
+}
+
+// overcharged returns the own time of f's stretch that ran whole, whose
+// own time d is its wall time less its charge, where one sampled probe's
+// unmetered calls were charged to it (f.charger): if those calls' charge
+// at the probe's uncorrected estimate exceeds what the stretch left them,
+// the excess is taken off the probe's times.
+//
+//go:noinline
+func (f *Frame) overcharged(d int64) int64 {
+	p := *(**Probe)(unsafe.Pointer(&f.charger))
+	mean, raw := p.ownMean.Load(), p.rawMean.Load()
+	c := f.child - max(f.base, 0) // the calls' charge
+	if p.parent.Load() || mean <= 0 || c < minCharged*mean {
+		return d
+	}
+	room := d + c // the stretch's wall time less its metering
+	est := int64(float64(c) / float64(mean) * float64(raw))
+	if est <= room {
+		return d
+	}
+	p.stats.addOver(est - max(room, 0))
+	overcharges.Add(1)
+	return min(room, 0)
+}
+
+// overcharges counts stretches whose bound took time off a sampled probe.
+var overcharges atomic.Int64
 
 // descheduled charges f a stretch ending at tick t in which its goroutine
 // left the running state n times without parking; between says the
