@@ -372,6 +372,28 @@ func TestShortOwnTimeUntimedWithinReach(t *testing.T) {
 	}
 }
 
+// One stalled firing among a probe's first (its code's first page faulted
+// in, the host took the core) does not make its verdict: a leaf of 150 ns
+// a call, one of whose 50 judged calls took 1 ms, is untimed, not hot.
+func TestOneStalledFiringDoesNotMakeAVerdict(t *testing.T) {
+	h := hot()
+	h.SampleShare = 0.01
+	untimed(t, h)
+	parent, leaf := newProbe(t, "parent"), newProbe(t, "leaf")
+	fire(parent, 20*us, func() {
+		for i := range 100 {
+			cost := int64(150)
+			if i == 10 {
+				cost = 1_000_000
+			}
+			fire(leaf, cost, nil)
+		}
+	})
+	if s := leaf.State(); s != Untimed {
+		t.Fatalf("leaf state %d, want untimed: its mean with the stall is 20 µs a call, without it 150 ns", s)
+	}
+}
+
 // A probe whose calls are long enough to time but whose metering would
 // cost too much of its own time is sampled: every call counted, one in
 // Sample metered, its totals estimated from those.

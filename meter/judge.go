@@ -100,11 +100,12 @@ func decide(p *Probe, t int64) {
 	wtotal, wown := sum.trimmed(calls)
 	inclAvg := int64(wtotal / float64(n))
 	ownAvg := int64(max(wown+float64(sum.back+givenBack(p)), 0) / float64(n))
+	typical := min(inclAvg, sum.typical())
 	span := nanos(p.first.Load(), t)
 	cost := overhead[pathMeter].outer.Load()
 	var to State
 	switch {
-	case h.Hot(inclAvg, ownAvg):
+	case h.Hot(typical, ownAvg):
 		to = Timed
 		if !engine.gated && !h.Affords(ownAvg, cost) {
 			to = Sampled
@@ -113,7 +114,7 @@ func decide(p *Probe, t int64) {
 		to = DisabledHotspot
 	case engine.gated:
 		to = Timed
-	case untimedBy(inclAvg, ownAvg):
+	case untimedBy(typical, ownAvg):
 		to = Untimed
 	case h.Affords(ownAvg, cost) || h.Sample <= 0:
 		to = Timed
@@ -177,7 +178,7 @@ func (p *Probe) judgeShort() {
 	sum := p.stats.sum()
 	n := max(sum.wsum, 1)
 	v := uint32(shortNo)
-	if untimedBy(sum.wtotal/n, max(sum.wown+sum.back+givenBack(p), 0)/n) {
+	if untimedBy(min(sum.wtotal/n, sum.typical()), max(sum.wown+sum.back+givenBack(p), 0)/n) {
 		v = shortYes
 	}
 	if p.short.CompareAndSwap(shortUnknown, v) {

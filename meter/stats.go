@@ -184,6 +184,20 @@ func (t totals) trimmed(calls int64) (wtotal, wown float64) {
 	return float64(t.wtotal) - o, float64(t.wown) - o
 }
 
+// typical returns the mean inclusive time of the metered firings in t but
+// the longest. The verdicts on whether a probe's calls are hot, or too
+// short to time, read it: one firing that held what the function does not
+// do (its code's first page faulted in, the host took the core, the
+// collector stopped the world) would otherwise weigh as much as a
+// thousand calls of a short function, and a 2 ns function judged on its
+// first 1,000 calls could come out timed for a stall of 200 µs.
+func (t totals) typical() int64 {
+	if t.count < 2 {
+		return t.total / max(t.count, 1)
+	}
+	return (t.total - t.max) / (t.count - 1)
+}
+
 // Metered returns how many of p's firings were metered and have ended
 // (Calls counts every call).
 func (p *Probe) Metered() int64 { return p.stats.sum().count }
