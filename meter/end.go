@@ -73,6 +73,9 @@ func (p *Probe) end(fr *Frame) int64 {
 	inner, outer := overhead[k].inner.Load(), overhead[k].outer.Load()
 	incl := max(raw-inner-fr.over, 0)
 	fr.closeStretch(t)
+	if fr.bare < 0 {
+		fr.own -= fr.bare // (stretch.go, bare stretches)
+	}
 	own := fr.own - inner // may be below 0 where children were estimated: an estimate, not clamped
 	var pf *Frame
 	if d > 0 {

@@ -66,6 +66,7 @@ type Frame struct {
 	// while only one did; 0 while none did, 1 once two did (overcharged).
 	charger uintptr
 	over    int64   // ns of metering overhead nested in it: the outer overheads of the metered firings under it
+	bare    int64   // ns of own time in its bare stretches (stretch.go), below 0 where more metering was taken off them than they held
 	base    int64   // ns of child that is what metering the child before its current stretch cost it, the rest its unmetered sampled children's; -1: the stretch began neither at a metered child's end nor at a checkpoint
 	hist    history // what its stretches between children that ran whole held (stretch.go)
 	budget  int64   // units this firing was given, B(f); Unlimited if none
@@ -80,7 +81,7 @@ type Frame struct {
 	label   *mark   // inside a trace, what goroutines started while it is innermost inherit (join.go)
 	waited  int64   // ns of its stretches left out because its goroutine parked in them (stretch.go)
 
-	_ [16]byte // to whole cache lines (lines_test.go)
+	_ [8]byte // to whole cache lines (lines_test.go)
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

@@ -164,3 +164,45 @@ func TestEmptyFiringMeasuresThroughEnd(t *testing.T) {
 		t.Fatalf("empty firing of a disabled probe: %d, want -1", d)
 	}
 }
+
+// A firing's bare stretches (between two metered children, nothing charged
+// in them) hold its own code between the calls and the metering around
+// them. Where the overhead taken off them is more than they held (the
+// measured overheads are means, and a firing's children may cost less to
+// meter), their sum is no less than nothing; a positive sum stands.
+func TestBareStretchesHoldNoLessThanNothing(t *testing.T) {
+	wire(t, Chain{})
+	const inner, outer = 10, 40
+	setOverhead(pathMeter, inner, outer)
+	parent, child := newProbe(t, "parent"), newProbe(t, "child")
+	// Each child's metering costs the parent only 20 ns of the 40 ns taken
+	// off: 10 inside its clock reads, 10 outside.
+	call := func(p *Probe, work, around int64) {
+		f := p.Begin()
+		clk.Advance(work + inner)
+		p.End(&f)
+		clk.Advance(around)
+	}
+	f := parent.Begin()
+	clk.Advance(100) // its own work before the children
+	for range 4 {
+		call(child, 50, 10) // the bare stretches between: 10 ns, 30 taken off each
+	}
+	clk.Advance(100) // and after them
+	parent.End(&f)
+	// Inclusive: 480 on the clock, less its inner overhead and four outer
+	// ones. Own: 100 before the children, the 3 bare stretches' -60 left
+	// out, 10 + 100 - 30 after the last (not a bare stretch: it ends at
+	// the parent's end), less its inner overhead; 110 without the rule.
+	checkRow(t, parent, 1, 480-inner-4*outer, 100+80-inner)
+	checkRow(t, child, 4, 200, 200)
+
+	// Where the bare stretches hold more than was taken off, it stands:
+	// 3 of 100 - 30, then 100 - 30 after the last, less the inner.
+	f = parent.Begin()
+	for range 4 {
+		call(child, 50, 100)
+	}
+	parent.End(&f)
+	checkRow(t, parent, 2, 480-inner-4*outer+640-inner-4*outer, 170+3*70+70-inner)
+}

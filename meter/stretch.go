@@ -79,6 +79,8 @@ func (f *Frame) closeBetween(t int64) {
 		c := d
 		if f.charger > 1 {
 			d = f.overcharged(d)
+		} else if between && f.child == f.base {
+			f.bare += d
 		}
 		f.own += d
 		if between {
