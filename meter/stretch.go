@@ -76,7 +76,7 @@ func (f *Frame) closeBetween(t int64) {
 		f.descheduled(t, n, reason, between)
 	default:
 		d := nanos(f.mark, t) - f.child
-		c := d
+		d0 := d
 		if f.charger > 1 {
 			d = f.overcharged(d)
 		} else if between && f.child == f.base {
@@ -84,7 +84,7 @@ func (f *Frame) closeBetween(t int64) {
 		}
 		f.own += d
 		if between {
-			f.hist.note(d, f.child-f.base+c-d)
+			f.hist.note(d, f.child-f.base+d0-d) // what the bound took off the children's charge
 		}
 	}
 	f.mark, f.child, f.charger = t, 0, 0
