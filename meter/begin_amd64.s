@@ -105,7 +105,7 @@ TEXT ·begin(SB), NOSPLIT, $0-40
 	JEQ  quiet
 	MOVQ Goroutine_frames(AX), R8
 	MOVQ -8(R8)(DX*8), R8
-	MOVQ Probe_ownMean(BX), R9
+	MOVQ Probe_charge(BX), R9
 	ADDQ R9, Frame_child(R8)
 	// charge (Frame.charge): the stretch's charger, if it is not this
 	// probe already.

@@ -53,6 +53,13 @@ type overheadRing struct {
 
 var overhead [paths]overheadRing
 
+// unmetered holds, as its inner overhead, what a sampled probe's firing
+// that is not metered costs the stretch it runs in: begin's leaf, the
+// exit's test (measureUnmetered). Begin's leaf charges it to the stretch
+// with the probe's mean own time (Probe.charge), so that a caller of
+// millions of such calls does not keep their metering as its own time.
+var unmetered overheadRing
+
 // calib are the private probes the measurements meter: one per path,
 // registered nowhere, judged by nothing, never in a trace.
 var calib = func() (c [paths]*Probe) {
@@ -134,13 +141,42 @@ func measureOverhead(k int) {
 	overhead[k].record(raw3, nanos(t1, t2)-nanos(t2, t3))
 }
 
+// unmeteredRun is how many unmetered firings one measurement times.
+const unmeteredRun = 16
+
+// measureUnmetered times unmeteredRun firings of the private sampled probe
+// that is never selected (calib[pathForced], forced only inside a forcing
+// firing), as generated code makes them, inside an empty firing of the
+// private probe metered at every call, nested in whatever is metered on
+// the running goroutine; it records their cost per firing.
+func measureUnmetered() {
+	m, c := calib[pathMeter], calib[pathForced]
+	f := m.Begin()
+	if fr := f.frame(); fr == nil || fr == firstEnd || fr.probe != m || fr.forces > 0 {
+		m.End(&f)
+		return
+	}
+	t1 := now()
+	for range unmeteredRun {
+		x := c.Begin()
+		if x != 0 {
+			c.End(&x)
+		}
+	}
+	t2 := now()
+	t3 := now()
+	m.End(&f)
+	per := max(nanos(t1, t2)-nanos(t2, t3), 0) / unmeteredRun
+	unmetered.record(per, per)
+}
+
 // calibrate resets the overheads and measures every path's on the calling
 // goroutine, then sets the untimed limit from what timing a call costs.
 func calibrate() {
-	for k := range overhead {
-		overhead[k].inner.Store(0)
-		overhead[k].outer.Store(0)
-		overhead[k].next.Store(0)
+	for _, r := range []*overheadRing{&overhead[0], &overhead[1], &overhead[2], &unmetered} {
+		r.inner.Store(0)
+		r.outer.Store(0)
+		r.next.Store(0)
 	}
 	for k := range calib {
 		calib[k].class.Store(classOf(calib[k].State()))
@@ -159,6 +195,9 @@ func calibrate() {
 		for range 2 * ringSize {
 			measureOverhead(k)
 		}
+	}
+	for range 2 * ringSize {
+		measureUnmetered()
 	}
 }
 

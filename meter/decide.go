@@ -257,7 +257,7 @@ func forcedOrNot(p *Probe, pos, pc uintptr) *Frame {
 	if g.forcing == 0 {
 		if g.depth > 0 {
 			f := g.frames[g.depth-1]
-			f.child += p.ownMean.Load()
+			f.child += p.charge.Load()
 			f.charge(p)
 		}
 		g.release()
@@ -419,7 +419,7 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int
 	switch {
 	case how == meterSelected:
 		f.forces = math.MaxInt32
-	case how == meterAlways && engine.sample > 0 && p.forcesFirst():
+	case how == meterAlways && engine.sample > 0 && !p.internal && p.forcesFirst():
 		f.forces = forceFirst
 	}
 	g.forcing = b2u32(f.forces > 0)

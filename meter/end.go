@@ -149,6 +149,9 @@ func (p *Probe) end(fr *Frame) int64 {
 	g.release()
 	if measure {
 		measureOverhead(k)
+		if k == pathSelected {
+			measureUnmetered()
+		}
 	}
 	return raw
 }

@@ -561,3 +561,33 @@ func TestOverchargedEstimateBound(t *testing.T) {
 		t.Fatalf("over %d ns with a metered child, want %d", over, before)
 	}
 }
+
+// A sampled probe's firing that is not metered still costs its stretch
+// something: begin's leaf and the exit's test. Begin's leaf charges that,
+// as measured (here set by hand), with the probe's mean own time, so that
+// its caller keeps only its own work.
+func TestUnmeteredFiringsChargeTheirMetering(t *testing.T) {
+	h := &hotspot.Rule{Initial: 1, Sample: 1000}
+	wire(t, Chain{Hotspot: h, Rand: func() uint64 { return 999 }})
+	unmetered.inner.Store(5)
+	t.Cleanup(func() { unmetered.inner.Store(0) })
+	parent, p := newProbe(t, "parent"), newProbe(t, "p")
+	fire(parent, 0, func() { fire(p, 1*us, nil) })
+	if !p.setState(p.State(), Sampled) {
+		t.Fatal("p not sampled")
+	}
+	if c := p.charge.Load(); c != 1*us+5 {
+		t.Fatalf("charge %d ns, want %d", c, 1*us+5)
+	}
+	fire(parent, 200, func() {
+		for range 100 {
+			f := p.Begin()
+			if f != 0 {
+				t.Fatal("a firing selected")
+			}
+			clk.Advance(1*us + 5) // its work, and what counting it costs
+		}
+	})
+	checkRow(t, parent, 2, 1*us+200+100*(1*us+5), 200)
+	checkRow(t, p, 101, 101*us, 101*us)
+}

@@ -13,9 +13,10 @@ import "sync/atomic"
 // whole. Inside a stretch run the firings that are not metered. Untimed and
 // disabled ones are the firing's own time. A sampled probe's firing that
 // is not metered adds its probe's mean own time per call (Probe.ownMean,
-// from its selected firings, a uniform sample of its calls) to what the
-// stretch it runs in is charged, in begin's leaf, so that its own time is
-// taken off; what the sampled firing's own timed children took is in
+// from its selected firings, a uniform sample of its calls), and what such
+// a firing's metering costs (calibrate.go, unmetered), to what the stretch
+// it runs in is charged (Probe.charge), in begin's leaf, so that its own
+// time and its metering are taken off; what the sampled firing's own timed children took is in
 // stretches of its own, charged the same way. The estimate is exact in
 // total over a sampled probe's calls; where its calls cost more under one
 // caller than under another, that caller's share is estimated from the
@@ -54,7 +55,9 @@ func (p *Probe) refreshOwnMean() {
 	t := p.stats.sum()
 	if t.wsum > 0 {
 		_, own := t.trimmed(p.Calls())
-		p.ownMean.Store(int64(max(own+float64(t.back), 0) / float64(t.wsum)))
+		mean := int64(max(own+float64(t.back), 0) / float64(t.wsum))
+		p.ownMean.Store(mean)
 		p.rawMean.Store(max(t.wown+t.back, 0) / t.wsum)
+		p.charge.Store(mean + unmetered.inner.Load())
 	}
 }

@@ -60,6 +60,7 @@ type Probe struct {
 	spill   atomic.Int64 // firings counted on Ps without slots
 	ownMean atomic.Int64 // ns of own time per call, while sampled: what an unmetered firing adds to its parent (parent.go)
 	rawMean atomic.Int64 // ownMean before what overcharged took off
+	charge  atomic.Int64 // ownMean and what an unmetered firing's metering costs: what begin's leaf adds to its parent's stretch (parent.go)
 
 	// What the chain keeps per probe: hotspot's deficit (initial − balance),
 	// budget's allowance (A+1 once T is known, 0 before), the tick of its
@@ -76,7 +77,6 @@ type Probe struct {
 	reenabled atomic.Int64
 	waited    atomic.Int64 // ns of its metered firings' stretches left out for a wait, each times its weight (stretch.go)
 
-	_ [8]byte // to whole cache lines (lines_test.go)
 }
 
 // Name returns the probe's name, as the Go toolchain names the function.

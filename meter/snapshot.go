@@ -76,6 +76,7 @@ type Snapshot struct {
 	Dropped         int64       // spans the export path dropped
 	UntimedLimit    int64       // ns of own time per call under which a cold probe is untimed
 	Overheads       [3][2]int64 // ns, inner and outer overhead of a metered firing: [0] of a metered probe, [1] of a selected one, [2] of a forced one (calibrate.go)
+	Unmetered       int64       // ns a sampled probe's firing that is not metered costs its stretch, charged with its mean (calibrate.go)
 	Clamped         uint64      // negative clock differences clamped to zero
 }
 
@@ -113,6 +114,7 @@ func Take() Snapshot {
 	for k := range overhead {
 		s.Overheads[k] = [2]int64{overhead[k].inner.Load(), overhead[k].outer.Load()}
 	}
+	s.Unmetered = unmetered.inner.Load()
 	probes := Probes()
 	s.Probes = len(probes)
 	for _, p := range probes {

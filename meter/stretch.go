@@ -138,13 +138,14 @@ func (f *Frame) charge(p *Probe) {
 //go:noinline
 func (f *Frame) overcharged(d int64) int64 {
 	p := *(**Probe)(unsafe.Pointer(&f.charger))
-	mean, raw := p.ownMean.Load(), p.rawMean.Load()
+	charge, mean, raw := p.charge.Load(), p.ownMean.Load(), p.rawMean.Load()
 	c := f.child - max(f.base, 0) // the calls' charge
-	if p.parent.Load() || mean <= 0 || c < minCharged*mean {
+	if p.parent.Load() || charge <= 0 || c < minCharged*charge {
 		return d
 	}
-	room := d + c // the stretch's wall time less its metering
-	est := int64(float64(c) / float64(mean) * float64(raw))
+	n := float64(c) / float64(charge)
+	room := d + c - int64(n*float64(charge-mean)) // the stretch's wall time less its metering, the calls' own
+	est := int64(n * float64(raw))
 	if est <= room {
 		return d
 	}
