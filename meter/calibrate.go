@@ -55,9 +55,12 @@ var overhead [paths]overheadRing
 
 // unmetered holds, as its inner overhead, what a sampled probe's firing
 // that is not metered costs the stretch it runs in: begin's leaf, the
-// exit's test (measureUnmetered). Begin's leaf charges it to the stretch
-// with the probe's mean own time (Probe.charge), so that a caller of
-// millions of such calls does not keep their metering as its own time.
+// exit's test (measureUnmetered, at start-up only: measured as the
+// program runs, nested in its metered firings, they left goldmark's
+// walkHelper, a recursive sampled function, a third short of its CPU
+// profile, for a reason not found). Begin's leaf charges it to the stretch with the
+// probe's mean own time (Probe.charge), so that a caller of millions of
+// such calls does not keep their metering as its own time.
 var unmetered overheadRing
 
 // calib are the private probes the measurements meter: one per path,

@@ -149,9 +149,6 @@ func (p *Probe) end(fr *Frame) int64 {
 	g.release()
 	if measure {
 		measureOverhead(k)
-		if k == pathSelected {
-			measureUnmetered()
-		}
 	}
 	return raw
 }
