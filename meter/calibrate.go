@@ -150,12 +150,13 @@ const unmeteredRun = 16
 // measureUnmetered times unmeteredRun firings of the private sampled probe
 // that is never selected (calib[pathForced], forced only inside a forcing
 // firing), as generated code makes them, inside an empty firing of the
-// private probe metered at every call, nested in whatever is metered on
-// the running goroutine; it records their cost per firing.
+// private probe metered at every call (which, the engine's own, forces
+// nothing: see push), and records their cost per firing. calibrate calls
+// it, on a goroutine with nothing metered.
 func measureUnmetered() {
 	m, c := calib[pathMeter], calib[pathForced]
 	f := m.Begin()
-	if fr := f.frame(); fr == nil || fr == firstEnd || fr.probe != m || fr.forces > 0 {
+	if fr := f.frame(); fr == nil || fr == firstEnd || fr.probe != m {
 		m.End(&f)
 		return
 	}

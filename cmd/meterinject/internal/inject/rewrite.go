@@ -284,7 +284,7 @@ func decideShape(j *fileJob, s *site, shape Shape) *sitePlan {
 	case outputComment(j, s):
 		return deferShape("an example's output comment")
 	}
-	p.returns = returnsOf(body)
+	p.returns = ownNodes[*ast.ReturnStmt](body)
 	last := len(body.List) == 0 || !isTerminating(body.List[len(body.List)-1])
 	ft := s.funcType()
 	hasResults := ft.Results != nil && len(ft.Results.List) > 0
@@ -545,7 +545,7 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 		// Added first, so that where an End goes at the same place (the
 		// line of the closing brace, or of a return), the mark precedes it.
 		mark := "_ = " + fv + " != 0 && " + pr + ".Mark(&" + fv + ")"
-		for _, g := range goStmts(s.body) {
+		for _, g := range ownNodes[*ast.GoStmt](s.body) {
 			e := j.off(g.End())
 			if !isLineEnd(src, e) {
 				continue // a statement or a comment follows on its line
@@ -645,21 +645,21 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 	return edits
 }
 
-// goStmts returns the go statements of body's own (not those of function
-// literals inside it), in source order.
-func goStmts(body *ast.BlockStmt) []*ast.GoStmt {
-	var gs []*ast.GoStmt
+// ownNodes returns the nodes of type T of body's own (not those of
+// function literals inside it), in source order: its go statements, its
+// return statements.
+func ownNodes[T ast.Node](body *ast.BlockStmt) []T {
+	var ns []T
 	ast.Inspect(body, func(n ast.Node) bool {
-		switch x := n.(type) {
-		case *ast.FuncLit:
+		if _, lit := n.(*ast.FuncLit); lit {
 			return false
-		case *ast.GoStmt:
-			gs = append(gs, x)
-			return false
+		}
+		if x, ok := n.(T); ok {
+			ns = append(ns, x)
 		}
 		return true
 	})
-	return gs
+	return ns
 }
 
 // hasOwnDefer reports whether body holds a defer statement of its own
@@ -694,21 +694,6 @@ func outputComment(j *fileJob, s *site) bool {
 		}
 	}
 	return false
-}
-
-// returnsOf lists the return statements of body, not of literals in it.
-func returnsOf(body *ast.BlockStmt) []*ast.ReturnStmt {
-	var rs []*ast.ReturnStmt
-	ast.Inspect(body, func(n ast.Node) bool {
-		switch x := n.(type) {
-		case *ast.FuncLit:
-			return false
-		case *ast.ReturnStmt:
-			rs = append(rs, x)
-		}
-		return true
-	})
-	return rs
 }
 
 // needsEval reports whether a return's results do work that belongs to
