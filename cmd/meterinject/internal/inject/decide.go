@@ -58,6 +58,7 @@ func decide(o *Options, jobs []*pkgJob, inl inlineSet, model map[string]bool, su
 	}
 	for _, j := range jobs {
 		isIn := inScope(mod, inSet, j)
+		values := valueFuncs(j)
 		var services []*types.Interface
 		servicesDone := false
 		for _, g := range j.groups {
@@ -84,9 +85,11 @@ func decide(o *Options, jobs []*pkgJob, inl inlineSet, model map[string]bool, su
 					case model[s.name]:
 						s.skip = skipModel
 					case o.All || s.isMain || s.root:
-					case inl.has(fj, s) && !callsOut(fj, s, isIn, inl, src):
-						s.skip = skipInline
-					case isSmall(s.body, o.smallMax()) && !callsOut(fj, s, isIn, inl, src):
+					case inl.has(fj, s):
+						if out := callsOut(fj, s, isIn, inl, src); out == callsNone || out == callsWork && inlinedOnly(fj, s, values) {
+							s.skip = skipInline
+						}
+					case isSmall(s.body, o.smallMax()) && callsOut(fj, s, isIn, inl, src) == callsNone:
 						s.skip = skipSmall
 					}
 					if s.skip != "" {

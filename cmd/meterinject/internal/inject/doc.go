@@ -141,7 +141,10 @@
 //
 // unless it calls something whose cost is not bounded by what is
 // instrumented (callsOut: the standard library, a driver, an interface
-// method, a function value). Request handlers (net/http's shape, and
+// method, a function value); an inlinable one whose calls out never wait
+// is left out all the same where it runs only inlined (inlinedOnly: not a
+// method, not exported from a library, never used as a value), its time
+// being its instrumented callers'. Request handlers (net/http's shape, and
 // methods of gRPC services: grpcServices) and the functions go statements
 // start are always kept, and registered as roots: where traces start.
 //

@@ -102,7 +102,7 @@ func TestOverlayWritesNothingOfTheUsers(t *testing.T) {
 		t.Skip("builds the runtime")
 	}
 	files := map[string]string{
-		"main.go": "package main\n\nimport \"fmt\"\n\nfunc F(x int) int {\n\tfmt.Println(x)\n\treturn x\n}\n\nfunc G() { fmt.Println(\"g\") }\n\nfunc main() { F(1); G() }\n",
+		"main.go": "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\nfunc F(x int) int {\n\tos.Stdout.WriteString(fmt.Sprintln(x))\n\treturn x\n}\n\nfunc G() { os.Stdout.WriteString(\"g\\n\") }\n\nfunc main() { F(1); G() }\n",
 	}
 	dir := writeModule(t, files)
 	before := snapshot(t, dir)
@@ -197,7 +197,7 @@ func TestUntidy(t *testing.T) {
 func TestTestOnlyMain(t *testing.T) {
 	dir := writeModule(t, map[string]string{
 		"lib/lib.go":          simpleSrc,
-		"tonly/main_test.go":  "package main\n\nimport (\n\t\"fmt\"\n\t\"testing\"\n)\n\nfunc helper(x int) int {\n\tfmt.Println(x)\n\treturn x\n}\n\nfunc TestX(t *testing.T) { helper(1) }\n",
+		"tonly/main_test.go":  "package main\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc helper(x int) int {\n\tos.Stdout.WriteString(\"x\\n\")\n\treturn x\n}\n\nfunc TestX(t *testing.T) { helper(1) }\n",
 		"tonly/other_test.go": "package main_test\n\nimport \"testing\"\n\nfunc TestY(t *testing.T) {}\n",
 	})
 	sum, err := Run(&Options{Dir: dir, Tests: true, Runtime: repoRoot(t), Stderr: &bytes.Buffer{}, Patterns: []string{"./..."}})

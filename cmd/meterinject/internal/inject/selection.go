@@ -63,25 +63,37 @@ func (o *Options) smallMax() int {
 	return o.SmallMax
 }
 
-// callsOut reports whether the body of s, on its main path, calls
-// something whose cost is not bounded by what is instrumented: a function
-// of a package that is not being instrumented (the standard library, a
-// driver), unless the compiler inlined that call, the callee calls nothing
-// more itself (sources.leaf: strings.HasPrefix, not fmt.Println) and its
-// package never waits (mayWait); or a method of an interface, or a
-// function value of a named type, declared outside the run (dynamicOut).
-// The main path is the body without the branches of its if, switch and
-// select statements: what every call runs (conditions included). A call
-// in a branch (formatting an error, a rare slow path) leaves a small
-// function small. Such a function is not cheap, however short: without a
-// probe, the time of what it calls would land in its caller. Builtins and
-// conversions do not count. Without type information (files built only
-// on other platforms) every call but a builtin's or one of a function
-// declared in the package counts.
-func callsOut(j *fileJob, s *site, inSet func(path string) bool, inl inlineSet, src *sources) bool {
-	found := false
+// An outCall says what the main path of a body calls beyond the run.
+type outCall int
+
+const (
+	callsNone outCall = iota // nothing, or only what is instrumented or an inlined leaf
+	callsWork                // a function outside the run that never waits (crypto, strconv)
+	callsWait                // something that may wait (mayWait), or a dynamic call outside the run
+)
+
+// callsOut reports what the body of s, on its main path, calls beyond
+// what is instrumented: a function of a package that is not being
+// instrumented (the standard library, a driver), unless the compiler
+// inlined that call, the callee calls nothing more itself (sources.leaf:
+// strings.HasPrefix, not fmt.Println) and its package never waits
+// (mayWait); or a method of an interface, or a function value of a named
+// type, declared outside the run (dynamicOut), which may do anything,
+// wait included. The main path is the body without the branches of its
+// if, switch and select statements: what every call runs (conditions
+// included). A call in a branch (formatting an error, a rare slow path)
+// leaves a small function small. Such a function is not cheap, however
+// short: without a probe, the time of what it calls would land in its
+// caller. Builtins and conversions do not count. Without type information
+// (files built only on other platforms) every call but a builtin's or one
+// of a function declared in the package counts, as one that may wait.
+func callsOut(j *fileJob, s *site, inSet func(path string) bool, inl inlineSet, src *sources) outCall {
+	found := callsNone
+	visit := func(c *ast.CallExpr) {
+		found = max(found, callOut(j, c, inSet, inl, src))
+	}
 	ast.Inspect(s.body, func(n ast.Node) bool {
-		if found {
+		if found == callsWait {
 			return false
 		}
 		switch x := n.(type) {
@@ -90,32 +102,30 @@ func callsOut(j *fileJob, s *site, inSet func(path string) bool, inl inlineSet, 
 		case *ast.IfStmt:
 			// The condition runs every time; the branches are the
 			// function's side roads (an error's formatting).
-			walkCalls(x.Init, &found, j, inSet, inl, src)
-			walkCalls(x.Cond, &found, j, inSet, inl, src)
+			walkCalls(x.Init, visit)
+			walkCalls(x.Cond, visit)
 			return false
 		case *ast.SwitchStmt:
-			walkCalls(x.Init, &found, j, inSet, inl, src)
-			walkCalls(x.Tag, &found, j, inSet, inl, src)
+			walkCalls(x.Init, visit)
+			walkCalls(x.Tag, visit)
 			return false
 		case *ast.TypeSwitchStmt:
-			walkCalls(x.Init, &found, j, inSet, inl, src)
-			walkCalls(x.Assign, &found, j, inSet, inl, src)
+			walkCalls(x.Init, visit)
+			walkCalls(x.Assign, visit)
 			return false
 		case *ast.SelectStmt:
 			return false
 		case *ast.CallExpr:
-			if callOut(j, x, inSet, inl, src) {
-				found = true
-			}
+			visit(x)
 		}
-		return !found
+		return true
 	})
 	return found
 }
 
-// walkCalls sets *found if n holds a call that leaves the run.
-func walkCalls(n ast.Node, found *bool, j *fileJob, inSet func(string) bool, inl inlineSet, src *sources) {
-	if n == nil || *found {
+// walkCalls calls visit on each call in n, outside function literals.
+func walkCalls(n ast.Node, visit func(*ast.CallExpr)) {
+	if n == nil {
 		return
 	}
 	ast.Inspect(n, func(x ast.Node) bool {
@@ -123,44 +133,120 @@ func walkCalls(n ast.Node, found *bool, j *fileJob, inSet func(string) bool, inl
 		case *ast.FuncLit:
 			return false
 		case *ast.CallExpr:
-			if callOut(j, y, inSet, inl, src) {
-				*found = true
-			}
+			visit(y)
 		}
-		return !*found
+		return true
 	})
 }
 
-func callOut(j *fileJob, c *ast.CallExpr, inSet func(string) bool, inl inlineSet, src *sources) bool {
+func callOut(j *fileJob, c *ast.CallExpr, inSet func(string) bool, inl inlineSet, src *sources) outCall {
 	if j.info == nil {
 		id, ok := ast.Unparen(c.Fun).(*ast.Ident)
 		if !ok {
-			return true
+			return callsWait
 		}
 		if id.Obj == nil {
-			return !builtins[id.Name]
+			if builtins[id.Name] {
+				return callsNone
+			}
+			return callsWait
 		}
-		_, isFunc := id.Obj.Decl.(*ast.FuncDecl)
-		return !isFunc
+		if _, isFunc := id.Obj.Decl.(*ast.FuncDecl); isFunc {
+			return callsNone
+		}
+		return callsWait
 	}
 	if tv, ok := j.info.Types[c.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
-		return false
+		return callsNone
 	}
 	f := staticCallee(j.info, c)
 	if f == nil {
-		return dynamicOut(j.info, c, inSet)
+		if dynamicOut(j.info, c, inSet) {
+			return callsWait
+		}
+		return callsNone
 	}
-	if f.Pkg() == nil {
-		return true
+	switch {
+	case f.Pkg() == nil:
+		return callsWait
+	case inSet(f.Pkg().Path()):
+		return callsNone
+	case mayWait(f.Pkg().Path()):
+		return callsWait
 	}
-	if inSet(f.Pkg().Path()) {
+	if names := inl.inlinedAt(j, c.Lparen); names != nil && src.leaf(j.fset, f, names) {
+		return callsNone
+	}
+	return callsWork
+}
+
+// inlinedOnly reports whether s, a function the compiler can inline, runs
+// only inlined into its callers in the package, which are instrumented or
+// pass its time on to theirs: an unexported function (not a method, which
+// an interface may call), or an exported one of package main, that the
+// package only calls, never uses as a value (values lists those used so).
+// Its probe would cost it its inlining: a call, and a frame that each
+// copy of a growing goroutine stack walks.
+func inlinedOnly(j *fileJob, s *site, values map[string]bool) bool {
+	if s.decl == nil || s.decl.Recv != nil || values == nil || j.info == nil {
 		return false
 	}
-	if mayWait(f.Pkg().Path()) {
-		return true
+	if s.decl.Name.IsExported() && j.file.Name.Name != "main" {
+		return false
 	}
-	names := inl.inlinedAt(j, c.Lparen)
-	return names == nil || !src.leaf(j.fset, f, names)
+	f, ok := j.info.Defs[s.decl.Name].(*types.Func)
+	return ok && !values[funcKey(f)]
+}
+
+// valueFuncs returns the functions of package j that it uses other than
+// by calling them: passed, stored, converted, or started by a go
+// statement; by funcKey, the same in a package and its test variant. nil
+// where a file of j was not type-checked: then nothing is known to run
+// only inlined.
+func valueFuncs(j *pkgJob) map[string]bool {
+	values := map[string]bool{}
+	for _, g := range j.groups {
+		for _, fj := range g.files {
+			if fj.info == nil {
+				return nil
+			}
+			called := map[*ast.Ident]bool{}
+			ast.Inspect(fj.file, func(n ast.Node) bool {
+				if c, ok := n.(*ast.CallExpr); ok {
+					if id := calledIdent(c.Fun); id != nil {
+						called[id] = true
+					}
+				}
+				return true
+			})
+			for id, obj := range fj.info.Uses {
+				if f, ok := obj.(*types.Func); ok && f.Pkg() != nil && f.Pkg().Path() == j.path && !called[id] {
+					values[funcKey(f)] = true
+				}
+			}
+		}
+	}
+	return values
+}
+
+// calledIdent returns the identifier a call's function names, through
+// parentheses and type arguments: f(x), (f)(x), f[int](x); nil for
+// anything else.
+func calledIdent(fun ast.Expr) *ast.Ident {
+	for {
+		switch x := fun.(type) {
+		case *ast.ParenExpr:
+			fun = x.X
+		case *ast.IndexExpr:
+			fun = x.X
+		case *ast.IndexListExpr:
+			fun = x.X
+		case *ast.Ident:
+			return x
+		default:
+			return nil
+		}
+	}
 }
 
 // sources reads the bodies of functions outside the run, to see what an
