@@ -93,7 +93,8 @@ const unarmed = 1 << 63 // target while the consumer is awake: never reached
 // producers may claim before the next take, never reach.
 func newQueue(size, batch int) *queue {
 	ring := ringSize(size, batch)
-	q := &queue{slots: make([]slot, ring), mask: uint64(ring - 1), size: uint64(size), wake: make(chan struct{}, 1)}
+	q := &queue{mask: uint64(ring - 1), size: uint64(size), wake: make(chan struct{}, 1)}
+	q.slots = newRing(q, ring)
 	q.target.Store(unarmed) // nobody signals until the consumer arms it
 	q.hole.Store(unarmed)
 	return q

@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"io"
+	"reflect"
 	"testing"
 	"time"
 	"unsafe"
@@ -100,4 +101,30 @@ func TestSlotIsACacheLine(t *testing.T) {
 	if s := unsafe.Sizeof(slot{}); s != 64 {
 		t.Errorf("a slot is %d bytes, want 64", s)
 	}
+}
+
+// TestSlotHoldsNoPointer: the ring lives outside the Go heap
+// (ring_unix.go), where the collector would not see a pointer.
+func TestSlotHoldsNoPointer(t *testing.T) {
+	var walk func(reflect.Type) bool
+	walk = func(ty reflect.Type) bool {
+		switch ty.Kind() {
+		case reflect.Struct:
+			for i := range ty.NumField() {
+				if !walk(ty.Field(i).Type) {
+					return false
+				}
+			}
+			return true
+		case reflect.Array:
+			return walk(ty.Elem())
+		case reflect.Bool, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int,
+			reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uint,
+			reflect.Float32, reflect.Float64:
+			return true
+		}
+		t.Errorf("slot holds a %s", ty)
+		return false
+	}
+	walk(reflect.TypeOf(slot{}))
 }
