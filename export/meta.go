@@ -52,6 +52,7 @@ func writeMeta(w io.Writer, s meter.Snapshot) error {
 	num(schema.MetaReenabled, reenabled)
 	num(schema.MetaUnwound, s.Unwound)
 	num(schema.MetaDisturbed, s.Disturbed)
+	num(schema.MetaSyscallStretches, s.SyscallStretches)
 	num(schema.MetaDescheduled, s.Descheduled)
 	num(schema.MetaUnfollowed, s.Unfollowed)
 	if s.WaitsSeen {

@@ -188,6 +188,7 @@ func calibrate() {
 	for pid := uintptr(0); pid < countProcs; pid++ {
 		atomic.StoreInt32(&calib[pathForced].slotOn(pid).left, math.MaxInt32) // never selected: forced
 	}
+	cpuReadCost = 0
 	defer setUntimedLimit()
 	if engine.manual != nil || !engine.on {
 		return
@@ -202,6 +203,26 @@ func calibrate() {
 	}
 	for range 2 * ringSize {
 		measureUnmetered()
+	}
+	measureCPURead()
+}
+
+// measureCPURead sets cpuReadCost: the least advance of the thread's CPU
+// clock between two reads back to back, of 16.
+func measureCPURead() {
+	if !threadCPUOK {
+		return
+	}
+	least := int64(math.MaxInt64)
+	for range 16 {
+		a := threadCPU()
+		b := threadCPU()
+		if a != 0 && b >= a {
+			least = min(least, b-a)
+		}
+	}
+	if least != math.MaxInt64 {
+		cpuReadCost = least
 	}
 }
 

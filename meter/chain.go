@@ -61,6 +61,12 @@ type Chain struct {
 	// run-queue wait then, in ns.
 	Descheduled func() int
 	RunWait     int64
+	// Syscalled, with a manual Clock, says whether the goroutine entered
+	// a system call since its current stretch began, and forgets it; nil:
+	// never. ThreadCPU is then the thread's CPU clock, in ns (nil: none,
+	// and a stretch that held a call is left out).
+	Syscalled func() bool
+	ThreadCPU func() int64
 }
 
 // Sink receives traces. Its calls run on the traced goroutine and must
@@ -113,6 +119,8 @@ type engineState struct {
 	parked    func() bool
 	desched   func() int
 	runWait   int64
+	syscalled func() bool
+	threadCPU func() int64
 	seed      uint64
 }
 
@@ -157,6 +165,7 @@ func Configure(c Chain) {
 	}
 	engine.sink, engine.manual, engine.clockCost, engine.parked = c.Sink, c.Clock, c.ClockCost, c.Parked
 	engine.desched, engine.runWait = c.Descheduled, c.RunWait
+	engine.syscalled, engine.threadCPU = c.Syscalled, c.ThreadCPU
 	hand := c.HandOver
 	if hand <= 0 {
 		hand = 2 * time.Second

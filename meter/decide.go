@@ -432,9 +432,20 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int
 		g.markPush(f) // what goroutines it starts inherit (join.go)
 	}
 	g.depth = d + 1
-	f.start = now() // last but the stretches and the release, so the engine's work stays outside
-	if d > 0 {
-		g.frames[d-1].closeBetween(f.start)
+	f.cpu = 0
+	if p.syscalls.Load() {
+		f.cpu = 1 // openStretch reads the thread's CPU clock (stretch.go)
+	}
+	if d > 0 && g.frames[d-1].cpu != 0 {
+		// The parent's stretch ends on the thread's CPU clock before this
+		// firing begins, so that reading it stays outside this firing.
+		g.frames[d-1].closeBetween(now())
+		f.start = now()
+	} else {
+		f.start = now() // last but the stretches and the release, so the engine's work stays outside
+		if d > 0 {
+			g.frames[d-1].closeBetween(f.start)
+		}
 	}
 	f.openStretch(f.start)
 	if f.span >= 0 {

@@ -85,8 +85,13 @@ func (p *Probe) end(fr *Frame) int64 {
 			pf.probe.parent.Store(true) // (overcharged)
 		}
 		// The parent's own time goes on, less what metering this firing
-		// cost it around the firing's clock reads.
-		pf.openStretch(t)
+		// cost it around the firing's clock reads; after this firing's
+		// read of the thread's CPU clock, where it had one.
+		if fr.cpu != 0 {
+			pf.openStretch(now())
+		} else {
+			pf.openStretch(t)
+		}
 		pf.child, pf.base = outer-inner, outer-inner
 		if pf.pool != Unlimited {
 			pf.pool -= fr.budget - fr.pool

@@ -80,8 +80,11 @@ type Frame struct {
 	left    uint8   // the goroutine's count of leaving the running state when its current stretch began (sched.go)
 	label   *mark   // inside a trace, what goroutines started while it is innermost inherit (join.go)
 	waited  int64   // ns of its stretches left out because its goroutine parked in them (stretch.go)
-
-	_ [8]byte // to whole cache lines (lines_test.go)
+	// cpu, for a firing whose stretches are timed by the thread's CPU
+	// clock (its probe's stretches hold system calls: stretch.go), is
+	// that clock, in ns, when its current stretch began; 0: the stretches
+	// are timed by the wall clock.
+	cpu int64
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

@@ -578,6 +578,75 @@ func TestWaitsAreNotOwnTime(t *testing.T) {
 	}
 }
 
+// A stretch in which the goroutine waited in a system call (a read that
+// blocks in the kernel, a cgo call) holds the wait in its wall time: timed
+// by the wall clock, it is left out, and its probe's stretches are timed
+// by the thread's CPU clock from its next metered firing on, which the
+// wait does not advance. The caller's stretches, which held no call, stay
+// on the wall clock. Without a CPU clock, such stretches are left out.
+func TestSystemCallWaitsAreNotOwnTime(t *testing.T) {
+	var sys bool
+	cpu := int64(1_000_000) // the thread's CPU clock, ns
+	wire(t, Chain{Syscalled: func() bool { s := sys; sys = false; return s }, ThreadCPU: func() int64 { return cpu }})
+	outer, read := newProbe(t, "outer"), newProbe(t, "read")
+	work := func(d int64) { clk.Advance(d); cpu += d }   // on the CPU
+	wait := func(d int64) { clk.Advance(d); sys = true } // in a call, off it
+	fire(outer, 0, func() {
+		work(2 * us)
+		fire(read, 0, func() { work(1 * us); wait(50 * us) }) // on the wall clock: left out
+		fire(read, 0, func() { work(1 * us); wait(50 * us); work(1 * us) })
+		work(3 * us)
+	})
+	checkRow(t, read, 2, 103*us, 2*us)
+	checkRow(t, outer, 1, 108*us, 5*us)
+	if !read.syscalls.Load() || outer.syscalls.Load() {
+		t.Errorf("timed by the CPU clock: read %v, outer %v; want true, false", read.syscalls.Load(), outer.syscalls.Load())
+	}
+	for _, r := range Take().Rows {
+		if r.Probe == read.Name() && r.Waited != 51*us {
+			t.Errorf("read waited %d ns, want %d (its first stretch)", r.Waited, 51*us)
+		}
+	}
+	// The firing that met the call times its next stretches by the CPU
+	// clock as well: a loop that writes, called once.
+	loop, child := newProbe(t, "loop"), newProbe(t, "child")
+	fire(loop, 0, func() {
+		work(1 * us)
+		wait(20 * us) // left out
+		fire(child, 0, func() { work(1 * us) })
+		work(2 * us)
+		wait(30 * us)
+	})
+	checkRow(t, loop, 1, 54*us, 2*us)
+	checkRow(t, child, 1, 1*us, 1*us)
+	// A stretch on the CPU clock that held no call returns the firing to
+	// the wall clock (which counts the 4 µs the thread was off the CPU
+	// without a call: the OS's, not the program's), and its probe's next
+	// firing too.
+	once := newProbe(t, "once")
+	fire(once, 0, func() {
+		wait(10 * us)                           // left out
+		fire(child, 0, func() { work(1 * us) }) //
+		clk.Advance(3 * us)                     // CPU clock: nothing
+		fire(child, 0, func() { work(1 * us) }) //
+		clk.Advance(4 * us)                     // wall clock: 4 µs
+	})
+	checkRow(t, once, 1, 19*us, 4*us)
+	if once.syscalls.Load() {
+		t.Error("a firing whose last call was in its first stretch keeps its probe on the CPU clock")
+	}
+
+	wire(t, Chain{Syscalled: func() bool { s := sys; sys = false; return s }})
+	read = newProbe(t, "read")
+	for range 2 {
+		fire(read, 0, func() { work(1 * us); wait(50 * us) })
+	}
+	checkRow(t, read, 2, 102*us, 0)
+	if read.syscalls.Load() {
+		t.Error("timed by a CPU clock that is not there")
+	}
+}
+
 // A mark after a go statement ends the firing's stretch there: the time
 // spent starting goroutines is its own, and the wait for them that follows
 // is left out alone, not with it.

@@ -55,6 +55,7 @@ type Probe struct {
 	forcings atomic.Int32   // its firings metered at every call that forced their timed children (forcesFirst)
 	short    atomic.Uint32  // with hotspot off: whether its calls are too short to time (shortUnknown …; judgeShort)
 	parent   atomic.Bool    // some metered firing of it had a metered child (overcharged)
+	syscalls atomic.Bool    // a stretch of one of its metered firings held a system call: its stretches are timed by the thread's CPU clock (stretch.go)
 
 	slots   *slot        // its count on P 0 (count.go); on P k, k<<procShift bytes on
 	spill   atomic.Int64 // firings counted on Ps without slots

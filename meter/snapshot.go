@@ -55,29 +55,30 @@ type Row struct {
 
 // Snapshot is the performance model at one moment.
 type Snapshot struct {
-	Taken           time.Time
-	Started         time.Time // when the chain was first wired with metering on
-	Final           bool      // the last model of the run (the exports set it at exit); false: the run goes on
-	Roots           []string  // the probes marked as entries of units of work
-	Clock           string
-	ClockFallback   string      // why the clock is mono where the TSC was not refused by the user (clock.Fallback)
-	Extensions      []string    // "name(settings)", in chain order
-	Rows            []Row       // metered or labelled probes, largest inherent total first
-	Probes          int         // registered probes
-	Traces          int64       // traces ended
-	TruncatedTraces int64       // of which truncated: reached the maximum, handed over in parts, or lost their root
-	Unwound         int64       // metered firings a panic or runtime.Goexit unwound before their End: not timed
-	Disturbed       int64       // stretches of own time left out: the goroutine parked to wait in them (stretch.go)
-	Unfollowed      int64       // trace parts, and firings in them, that found the pool of marks dry: goroutines started there did not join (join.go)
-	Descheduled     int64       // stretches charged their wall time less run-queue waits: the scheduler took the goroutine off its P in them (sched.go)
-	WaitsSeen       bool        // the engine tells waits from work (wait_amd64.go); false: own time holds waits
-	Interrupted     int64       // selected firings whose own time held an interruption, kept at their probe's mean (end.go)
-	Overcharged     int64       // stretches shorter than the estimate of the sampled probe's calls in them, the excess taken off the probe (stretch.go)
-	Dropped         int64       // spans the export path dropped
-	UntimedLimit    int64       // ns of own time per call under which a cold probe is untimed
-	Overheads       [3][2]int64 // ns, inner and outer overhead of a metered firing: [0] of a metered probe, [1] of a selected one, [2] of a forced one (calibrate.go)
-	Unmetered       int64       // ns a sampled probe's firing that is not metered costs its stretch, charged with its mean (calibrate.go)
-	Clamped         uint64      // negative clock differences clamped to zero
+	Taken            time.Time
+	Started          time.Time // when the chain was first wired with metering on
+	Final            bool      // the last model of the run (the exports set it at exit); false: the run goes on
+	Roots            []string  // the probes marked as entries of units of work
+	Clock            string
+	ClockFallback    string      // why the clock is mono where the TSC was not refused by the user (clock.Fallback)
+	Extensions       []string    // "name(settings)", in chain order
+	Rows             []Row       // metered or labelled probes, largest inherent total first
+	Probes           int         // registered probes
+	Traces           int64       // traces ended
+	TruncatedTraces  int64       // of which truncated: reached the maximum, handed over in parts, or lost their root
+	Unwound          int64       // metered firings a panic or runtime.Goexit unwound before their End: not timed
+	Disturbed        int64       // stretches of own time left out: the goroutine parked to wait in them, or waited in a system call (stretch.go)
+	SyscallStretches int64       // of those, stretches timed by the wall clock that held a system call (stretch.go)
+	Unfollowed       int64       // trace parts, and firings in them, that found the pool of marks dry: goroutines started there did not join (join.go)
+	Descheduled      int64       // stretches charged their wall time less run-queue waits: the scheduler took the goroutine off its P in them (sched.go)
+	WaitsSeen        bool        // the engine tells waits from work (wait_amd64.go); false: own time holds waits
+	Interrupted      int64       // selected firings whose own time held an interruption, kept at their probe's mean (end.go)
+	Overcharged      int64       // stretches shorter than the estimate of the sampled probe's calls in them, the excess taken off the probe (stretch.go)
+	Dropped          int64       // spans the export path dropped
+	UntimedLimit     int64       // ns of own time per call under which a cold probe is untimed
+	Overheads        [3][2]int64 // ns, inner and outer overhead of a metered firing: [0] of a metered probe, [1] of a selected one, [2] of a forced one (calibrate.go)
+	Unmetered        int64       // ns a sampled probe's firing that is not metered costs its stretch, charged with its mean (calibrate.go)
+	Clamped          uint64      // negative clock differences clamped to zero
 }
 
 // started is when Configure first wired a chain with metering on.
@@ -90,23 +91,24 @@ func init() { started.Store(time.Time{}) }
 // again).
 func Take() Snapshot {
 	s := Snapshot{
-		Taken:           time.Now(),
-		Clock:           clock.Source(),
-		ClockFallback:   clock.Fallback(),
-		Extensions:      Settings(),
-		Traces:          tracesEnded.load(),
-		TruncatedTraces: tracesTruncated.Load(),
-		Started:         started.Load().(time.Time),
-		Unwound:         unwound.Load(),
-		Disturbed:       disturbed.Load(),
-		Unfollowed:      unfollowed.Load(),
-		WaitsSeen:       waitsSeen(),
-		Descheduled:     descheduled.Load(),
-		Interrupted:     interruptions.Load(),
-		Overcharged:     overcharges.Load(),
-		Dropped:         dropped.Load(),
-		Clamped:         clock.Clamped(),
-		UntimedLimit:    UntimedLimit(),
+		Taken:            time.Now(),
+		Clock:            clock.Source(),
+		ClockFallback:    clock.Fallback(),
+		Extensions:       Settings(),
+		Traces:           tracesEnded.load(),
+		TruncatedTraces:  tracesTruncated.Load(),
+		Started:          started.Load().(time.Time),
+		Unwound:          unwound.Load(),
+		Disturbed:        disturbed.Load(),
+		SyscallStretches: syscallStretches.Load(),
+		Unfollowed:       unfollowed.Load(),
+		WaitsSeen:        waitsSeen(),
+		Descheduled:      descheduled.Load(),
+		Interrupted:      interruptions.Load(),
+		Overcharged:      overcharges.Load(),
+		Dropped:          dropped.Load(),
+		Clamped:          clock.Clamped(),
+		UntimedLimit:     UntimedLimit(),
 	}
 	if engine.manual != nil {
 		s.Clock, s.ClockFallback = "manual", ""

@@ -35,22 +35,41 @@ var disturbed atomic.Int64
 // be f's.
 func (f *Frame) openStretch(t int64) {
 	f.mark, f.child, f.base, f.charger = t, 0, -1, 0
-	f.left, _ = engine.marks()
+	if engine.manual == nil { // engine.marks, written out: a second call would keep it from being inlined
+		f.left, _, _ = marks()
+	} else {
+		f.left, _, _ = engine.manualMarks()
+	}
+	if f.cpu != 0 {
+		f.cpu = engine.cpuNow()
+	}
 }
 
 // closeStretch ends f's current stretch at tick t and begins the next: the
 // stretch's time, less what was charged to it, goes to f's own time unless
 // the goroutine parked to wait in it. The running goroutine must be f's.
 func (f *Frame) closeStretch(t int64) {
-	left, reason := engine.marks()
+	var left, reason uint8
+	var sys bool
+	if engine.manual == nil { // engine.marks, written out (openStretch)
+		left, reason, sys = marks()
+	} else {
+		left, reason, sys = engine.manualMarks()
+	}
 	switch n := engine.descheduled(f.left, left); {
-	case engine.waited(reason):
-		disturbed.Add(1)
-		f.waited += nanos(f.mark, t)
+	case engine.waited(reason), n > 0 && sys:
+		f.leaveOut(t)
 	case n > 0:
 		f.descheduled(t, n, reason, false)
 	default:
 		d := nanos(f.mark, t) - f.child
+		if f.cpu != 0 || sys {
+			var ok bool
+			if d, ok = f.ranWhole(t, sys); !ok {
+				f.leaveOut(t)
+				break
+			}
+		}
 		if f.charger > 1 {
 			d = f.overcharged(d)
 		}
@@ -60,22 +79,101 @@ func (f *Frame) closeStretch(t int64) {
 	f.left = left
 }
 
+// leaveOut leaves f's stretch ending at tick t out of its own time: its
+// goroutine waited in it (parked, or in a system call).
+func (f *Frame) leaveOut(t int64) {
+	disturbed.Add(1)
+	f.waited += nanos(f.mark, t)
+}
+
+// ranWhole returns the time of f's stretch that ran whole (its goroutine
+// on its thread throughout), ending at tick t, less what was charged to
+// it, where f's stretches are timed by the thread's CPU clock or the
+// stretch held a system call (else the wall time is the stretch's time,
+// and closeStretch does without it): that clock's advance, or the wall
+// time. sys says the stretch held a system
+// call: timed by the wall clock, it holds what the call waited, and is
+// left out (false). Then f's next stretch, and its probe's next metered
+// firing, are timed by the CPU clock, where there is one (Linux; not for
+// the engine's own probes, calibrate.go); a stretch timed so that held no
+// call returns f, and its probe's next firing, to the wall clock. A
+// reading costs a system call, a tenth of a microsecond or more: a loop
+// that calls and computes by turns stays on the CPU clock, and a
+// function that made one call, once, leaves it at once.
+func (f *Frame) ranWhole(t int64, sys bool) (int64, bool) {
+	wall := nanos(f.mark, t)
+	if f.cpu != 0 {
+		if c := engine.cpuNow(); c != 0 {
+			d := min(c-f.cpu-cpuReadCost, wall)
+			f.cpu = 0
+			if sys {
+				f.cpu = c
+			} else if f.probe.syscalls.Load() {
+				f.probe.syscalls.Store(false)
+			}
+			return d - f.child, true
+		}
+		f.cpu = 0
+	}
+	if sys {
+		syscallStretches.Add(1)
+		if engine.cpuClock() && !f.probe.internal { // the engine's own measure the wall clock's paths
+			f.cpu = engine.cpuNow()
+			if !f.probe.syscalls.Load() {
+				f.probe.syscalls.Store(true)
+			}
+		}
+		return 0, false
+	}
+	return wall - f.child, true
+}
+
+// restartCPU begins f's next stretch on the thread's CPU clock, where f
+// is timed by it, after a stretch that did not read it.
+func (f *Frame) restartCPU() {
+	if f.cpu != 0 {
+		f.cpu = engine.cpuNow()
+	}
+}
+
+// cpuReadCost is what a read of the thread's CPU clock adds to the CPU
+// time between two reads, in ns, measured at start-up (calibrate.go).
+var cpuReadCost int64
+
+// syscallStretches counts stretches left out, timed by the wall clock,
+// because they held a system call.
+var syscallStretches atomic.Int64
+
 // closeBetween is closeStretch where a metered child begins at t, or a
 // checkpoint is made: a stretch that began at a metered child's end or a
 // checkpoint is a stretch between children, whose history (hist) tells
 // what one taken off its P ran. (Two functions, not one with a flag, so
 // that End's path, which closes no stretch between children, stays short.)
 func (f *Frame) closeBetween(t int64) {
-	left, reason := engine.marks()
+	var left, reason uint8
+	var sys bool
+	if engine.manual == nil { // engine.marks, written out (openStretch)
+		left, reason, sys = marks()
+	} else {
+		left, reason, sys = engine.manualMarks()
+	}
 	between := f.base >= 0
 	switch n := engine.descheduled(f.left, left); {
-	case engine.waited(reason):
-		disturbed.Add(1)
-		f.waited += nanos(f.mark, t)
+	case engine.waited(reason), n > 0 && sys:
+		f.leaveOut(t)
+		f.restartCPU()
 	case n > 0:
 		f.descheduled(t, n, reason, between)
+		f.restartCPU()
 	default:
 		d := nanos(f.mark, t) - f.child
+		if f.cpu != 0 || sys {
+			var ok bool
+			if d, ok = f.ranWhole(t, sys); !ok {
+				f.leaveOut(t)
+				break
+			}
+		}
 		d0 := d
 		if f.charger > 1 {
 			d = f.overcharged(d)
@@ -212,14 +310,34 @@ func (h *history) note(own, children int64) {
 	h.bareN++
 }
 
-// marks reads the process's goroutine (wait_amd64.go): its count of
-// leaving the running state and its wait reason since the last marks;
-// with a manual clock, nothing (the test's chain says what happened).
-func (e *engineState) marks() (left, reason uint8) {
+// manualMarks stands for marks (wait_amd64.go) with a manual clock: no
+// count of leaving the running state, no wait reason (the test's chain
+// says what happened: waited, descheduled), and whether the goroutine
+// entered a system call, as the test's chain says (Chain.Syscalled).
+//
+//go:noinline
+func (e *engineState) manualMarks() (left, reason uint8, sys bool) {
+	return 0, 0, e.syscalled != nil && e.syscalled()
+}
+
+// cpuNow reads the thread's CPU clock, in ns (threadcpu_linux.go); 0:
+// none.
+func (e *engineState) cpuNow() int64 {
 	if e.manual == nil {
-		return marks()
+		return threadCPU()
 	}
-	return 0, 0
+	if e.threadCPU != nil {
+		return e.threadCPU()
+	}
+	return 0
+}
+
+// cpuClock reports whether the thread's CPU clock can be read.
+func (e *engineState) cpuClock() bool {
+	if e.manual == nil {
+		return threadCPUOK
+	}
+	return e.threadCPU != nil
 }
 
 // descheduled returns how many times the running goroutine left the

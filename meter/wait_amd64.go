@@ -47,6 +47,7 @@ func findWaits() {
 			return
 		}
 		findLeft()
+		findSyscall()
 		initRunWait()
 		for sleep := 100 * time.Millisecond; sleep <= 1600*time.Millisecond; sleep *= 2 {
 			if !lookForWaits(sleep) {
@@ -263,9 +264,10 @@ func waitNames() map[uint64]string {
 
 // marks returns what a stretch closes with and the next opens with, in
 // one look at the running goroutine's g: its count of leaving the running
-// state (g.trackingSeq, modulo 256) and its wait reason byte, which it
-// clears, so that a wait from now on shows (marks_amd64.s).
-func marks() (left, reason uint8)
+// state (g.trackingSeq, modulo 256), its wait reason byte, and whether it
+// entered a system call (syscall_amd64.go), the last two of which it
+// clears, so that a wait or a call from now on shows (marks_amd64.s).
+func marks() (left, reason uint8, sys bool)
 
 // isWaitReason reports whether reason is a wait (findWaits).
 func isWaitReason(reason uint8) bool { return isWait[reason] }

@@ -23,7 +23,8 @@ const (
 	MetaClampedDurations = "clamped_durations"     // negative clock differences counted as zero
 	MetaReenabled        = "reenabled"             // times a spot check re-enabled a probe
 	MetaUnwound          = "unwound"               // metered firings a panic or runtime.Goexit unwound before their end
-	MetaDisturbed        = "disturbed_stretches"   // stretches of own time dropped because the goroutine parked in them
+	MetaDisturbed        = "disturbed_stretches"   // stretches of own time dropped because the goroutine parked in them, or waited in a system call
+	MetaSyscallStretches = "syscall_stretches"     // of those, stretches timed by the wall clock that held a system call; the probe's stretches are timed by the thread's CPU clock from then on
 	MetaDescheduled      = "descheduled_stretches" // stretches charged their wall time less run-queue waits: the goroutine was taken off its P in them
 	MetaUnfollowed       = "unfollowed_marks"      // trace parts, and firings in them, that found the pool of marks dry: goroutines started there did not join the trace
 	MetaWaits            = "waits"                 // "seen": stretches in which a goroutine parked are left out of own time; "not seen": own time holds waits
