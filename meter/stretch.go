@@ -47,7 +47,8 @@ func (f *Frame) openStretch(t int64) {
 
 // closeStretch ends f's current stretch at tick t and begins the next: the
 // stretch's time, less what was charged to it, goes to f's own time unless
-// the goroutine parked to wait in it. The running goroutine must be f's.
+// the goroutine waited in it (parked, or in a system call). The running
+// goroutine must be f's.
 func (f *Frame) closeStretch(t int64) {
 	var left, reason uint8
 	var sys bool
@@ -88,18 +89,18 @@ func (f *Frame) leaveOut(t int64) {
 
 // ranWhole returns the time of f's stretch that ran whole (its goroutine
 // on its thread throughout), ending at tick t, less what was charged to
-// it, where f's stretches are timed by the thread's CPU clock or the
-// stretch held a system call (else the wall time is the stretch's time,
-// and closeStretch does without it): that clock's advance, or the wall
-// time. sys says the stretch held a system
-// call: timed by the wall clock, it holds what the call waited, and is
-// left out (false). Then f's next stretch, and its probe's next metered
-// firing, are timed by the CPU clock, where there is one (Linux; not for
-// the engine's own probes, calibrate.go); a stretch timed so that held no
-// call returns f, and its probe's next firing, to the wall clock. A
-// reading costs a system call, a tenth of a microsecond or more: a loop
-// that calls and computes by turns stays on the CPU clock, and a
-// function that made one call, once, leaves it at once.
+// it, where f is timed by the thread's CPU clock or the stretch held a
+// system call (sys); elsewhere the wall time is the stretch's time, and
+// its callers do without ranWhole. On the CPU clock, the time is that
+// clock's advance. On the wall clock, a stretch that held a call holds
+// what the call waited, and is left out (false); then f's next stretch,
+// and its probe's next metered firing, are timed by the CPU clock, where
+// there is one (Linux; not for the engine's own probes, calibrate.go). A
+// stretch on the CPU clock that held no call returns f, and its probe's
+// next firing, to the wall clock. A reading costs a system call, a tenth
+// of a microsecond or more: a loop that calls and computes by turns stays
+// on the CPU clock, and a function that made one call, once, leaves it at
+// once.
 func (f *Frame) ranWhole(t int64, sys bool) (int64, bool) {
 	wall := nanos(f.mark, t)
 	if f.cpu != 0 {

@@ -2,8 +2,8 @@
 
 package meter
 
-// threadCPU reads no thread clock here: a stretch that holds a system
-// call is left out, as one that parked is (stretch.go).
+// threadCPU reads no thread clock here, where no stretch is seen to hold
+// a system call either (syscall_other_amd64.go, count_other.go).
 func threadCPU() int64 { return 0 }
 
 const threadCPUOK = false

@@ -265,12 +265,17 @@ func waitNames() map[uint64]string {
 // marks returns what a stretch closes with and the next opens with, in
 // one look at the running goroutine's g: its count of leaving the running
 // state (g.trackingSeq, modulo 256), its wait reason byte, and whether it
-// entered a system call (syscall_amd64.go), the last two of which it
+// entered a system call (syscall_linux_amd64.go), the last two of which it
 // clears, so that a wait or a call from now on shows (marks_amd64.s).
 func marks() (left, reason uint8, sys bool)
 
 // isWaitReason reports whether reason is a wait (findWaits).
 func isWaitReason(reason uint8) bool { return isWait[reason] }
+
+// syscallOffset is the place in g of syscallpc, which marks a system call
+// (syscall_linux_amd64.go); 0: not found, or not Linux, and no stretch is
+// seen to hold a system call.
+var syscallOffset uintptr
 
 // leftOffset is the place in g of the byte the runtime adds one to each
 // time the goroutine leaves the running state (parks, or is preempted or

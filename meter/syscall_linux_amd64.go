@@ -1,4 +1,4 @@
-//go:build amd64 && !race
+//go:build linux && amd64 && !race
 
 package meter
 
@@ -20,10 +20,6 @@ import (
 // it), and reads it when it closes: set, the stretch held a call
 // (stretch.go). syscall.RawSyscall, which never blocks, and the vDSO's
 // clocks do not set it.
-
-// syscallOffset is the place in g of syscallpc; 0: not found, and no
-// stretch is seen to hold a system call.
-var syscallOffset uintptr
 
 // findSyscall sets syscallOffset, after findGoid: syscallpc is the fifth
 // word before goid (after syscallsp, before syscallbp, stktopsp, param,
