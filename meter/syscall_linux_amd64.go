@@ -24,30 +24,35 @@ import (
 // findSyscall sets syscallOffset, after findGoid: syscallpc is the fifth
 // word before goid (after syscallsp, before syscallbp, stktopsp, param,
 // and the status and stack lock words), as it has been since Go 1.23. The
-// candidate is checked by its behaviour: cleared, it stays clear across a
-// goroutine switch and a raw system call, and a system call through the
-// scheduler sets it to a code address.
+// word is first only read: after a system call through the scheduler
+// (syscall.Syscall) it must hold an address in syscall.Syscall, where the
+// runtime was entered. Only then is it written: cleared, it must stay
+// clear across a goroutine switch and a raw system call, and a call must
+// set it again.
 func findSyscall() {
 	if goidOffset < 48 {
 		return
 	}
 	o := goidOffset - 40
-	g := getgp()
-	w := (*uintptr)(unsafe.Add(g, o))
+	word := func() *uintptr { return (*uintptr)(unsafe.Add(getgp(), o)) }
+	inSyscall := func() bool {
+		syscall.Syscall(syscall.SYS_GETPID, 0, 0, 0)
+		f := runtime.FuncForPC(*word())
+		return f != nil && f.Name() == "syscall.Syscall"
+	}
+	if !inSyscall() {
+		return
+	}
 	for range 4 {
-		*w = 0
+		*word() = 0
 		runtime.Gosched()
 		syscall.RawSyscall(syscall.SYS_GETPID, 0, 0, 0)
-		g = getgp() // the same g: a goroutine keeps its g
-		w = (*uintptr)(unsafe.Add(g, o))
-		if *w != 0 {
-			continue // something else writes it: an asynchronous preemption, perhaps; again
+		if *word() != 0 {
+			continue // something else wrote it; look again
 		}
-		syscall.Syscall(syscall.SYS_GETPID, 0, 0, 0)
-		if pc := *w; pc != 0 && runtime.FuncForPC(pc) != nil {
-			*w = 0
+		if inSyscall() {
+			*word() = 0
 			syscallOffset = o
-			return
 		}
 		return
 	}
