@@ -607,6 +607,9 @@ func TestSystemCallWaitsAreNotOwnTime(t *testing.T) {
 			t.Errorf("read waited %d ns, want %d (its first stretch)", r.Waited, 51*us)
 		}
 	}
+	if n := testing.AllocsPerRun(100, func() { fire(read, 0, func() { work(1 * us); wait(5 * us) }) }); n != 0 {
+		t.Errorf("a firing timed by the CPU clock: %v allocations", n)
+	}
 	// The firing that met the call times its next stretches by the CPU
 	// clock as well: a loop that writes, called once.
 	loop, child := newProbe(t, "loop"), newProbe(t, "child")
