@@ -435,6 +435,21 @@ func (p *Pipeline) run() {
 		}
 		p.q.parked.Store(true)
 		p.setTimer(now)
+		if p.refusing.Load() && !p.inBackoff(p.now()) {
+			// The back-off ended after now was read and before the timer
+			// was armed, which a clock that moves in steps (a test's)
+			// shows: its timer would wait for the next step while
+			// producers drop their spans. Look again at once.
+			p.q.parked.Store(false)
+			p.q.disarm()
+			if !p.timer.Stop() {
+				select {
+				case <-p.tick:
+				default:
+				}
+			}
+			continue
+		}
 		fired, woken := false, false
 		select {
 		case <-p.q.wake:
