@@ -442,12 +442,7 @@ func (p *Pipeline) run() {
 			// producers drop their spans. Look again at once.
 			p.q.parked.Store(false)
 			p.q.disarm()
-			if !p.timer.Stop() {
-				select {
-				case <-p.tick:
-				default:
-				}
-			}
+			p.stopTimer()
 			continue
 		}
 		fired, woken := false, false
@@ -491,15 +486,23 @@ func (p *Pipeline) run() {
 		if woken {
 			p.wakeups.Add(1)
 		}
-		if !fired && !p.timer.Stop() {
-			select { // the timer fired after the select chose another case
-			case <-p.tick:
-			default:
-			}
+		if !fired {
+			p.stopTimer()
 		}
 		if now := p.now(); !p.holding && !now.Before(p.nextTick) {
 			p.exportAll()
 			p.nextTick = p.now().Add(p.cfg.delay)
+		}
+	}
+}
+
+// stopTimer stops the exporter's timer, and takes the tick it sent if it
+// fired before it could be stopped.
+func (p *Pipeline) stopTimer() {
+	if !p.timer.Stop() {
+		select {
+		case <-p.tick:
+		default:
 		}
 	}
 }

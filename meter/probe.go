@@ -77,7 +77,6 @@ type Probe struct {
 	warm      warmCharges // what it charged its timed parents while Enabled (judge.go)
 	reenabled atomic.Int64
 	waited    atomic.Int64 // ns of its metered firings' stretches left out for a wait, each times its weight (stretch.go)
-
 }
 
 // Name returns the probe's name, as the Go toolchain names the function.

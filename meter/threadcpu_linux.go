@@ -10,9 +10,9 @@ import (
 // threadCPU returns the CPU time, user and system, of the thread that
 // runs the calling goroutine, in ns: clock_gettime(CLOCK_THREAD_CPUTIME_ID)
 // through a raw system call, which neither blocks nor passes through the
-// scheduler (nor sets the word that marks a system call). About a
-// microsecond's tenth to a few tenths, a system call's cost; a CPU profile
-// samples the same clock.
+// scheduler (nor sets the word that marks a system call). It costs a
+// system call, tenths of a microsecond; a CPU profile samples the same
+// clock.
 func threadCPU() int64 {
 	const clockThreadCPUTimeID = 3
 	var ts syscall.Timespec

@@ -1,13 +1,13 @@
 // Command syscallwait runs a consumer that waits inside a blocking system
 // call beside the CPU work that feeds it: blocking's shape, with a pipe
 // read where blocking has a channel receive. A producer goroutine computes
-// each value (produce, about 40 µs of CPU) and writes it to a pipe whose
+// each value (produce, about 25 µs of CPU) and writes it to a pipe whose
 // ends are in blocking mode, outside Go's network poller; the consumer
 // waits for it in receive, a read(2) that blocks in the kernel, then
-// digests it (about 20 µs). A goroutine in a system call does not park: it
-// keeps its g's running state while its thread sleeps in the kernel, and
-// the runtime hands its P to another thread after 20 µs. A CPU profile
-// charges receive almost nothing. Cgo calls, file I/O on slow disks,
+// digests it (about 12 µs). A goroutine in a system call does not park:
+// its g stays in the system call state while its thread sleeps in the
+// kernel, and the runtime may hand its P to another thread meanwhile. A
+// CPU profile charges receive almost nothing. Cgo calls, file I/O on slow disks,
 // flock and os/exec's waits block so.
 //
 // A CPU profile of this program holds some 85% of the process's CPU time,
