@@ -96,12 +96,17 @@ func (p *Probe) end(fr *Frame) int64 {
 		if pf.pool != Unlimited {
 			pf.pool -= fr.budget - fr.pool
 		}
-		switch {
+		switch s := p.State(); {
 		case fr.how == meterSpot:
-		case p.short.Load() == shortYes:
-			pf.own += max(own, 0) // too short to time: its time is its parent's own (judgeShort)
+		case p.short.Load() == shortYes || s == Untimed || s.Disabled():
+			// Too short to time (judgeShort), or judged untimed or
+			// disabled while this firing ran (the first call of a
+			// recursion, a loop's caller): its time, with that of its
+			// probe's firings it holds, is its parent's own.
+			pf.own += max(own+fr.kept, 0)
+			own = 0
 		default:
-			keepCharge(p, pf, own)
+			keepCharge(p, pf, own+fr.kept)
 		}
 		g.forcing = b2u32(pf.forces > 0)
 	} else {

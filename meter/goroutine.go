@@ -80,11 +80,18 @@ type Frame struct {
 	left    uint8   // the goroutine's count of leaving the running state when its current stretch began (sched.go)
 	label   *mark   // inside a trace, what goroutines started while it is innermost inherit (join.go)
 	waited  int64   // ns of its stretches left out because its goroutine parked in them (stretch.go)
+	// kept is the own time of the firings of its own probe directly inside
+	// it (recursion), theirs and their own recursion's, that its own time
+	// left out while the probe was not judged yet: should the verdict make
+	// the probe untimed or disabled, that time is this firing's own, and
+	// with it its parent's (keepCharge).
+	kept int64
 	// cpu, for a firing whose stretches are timed by the thread's CPU
 	// clock (its probe's stretches hold system calls: stretch.go), is
 	// that clock, in ns, when its current stretch began; 0: the stretches
 	// are timed by the wall clock.
 	cpu int64
+	_   [56]byte // to whole cache lines (lines_test.go)
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

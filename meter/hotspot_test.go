@@ -346,6 +346,36 @@ func TestShortProbeIsUntimed(t *testing.T) {
 	checkRow(t, parent, 20, 20*(20*us+100*150), 20*(20*us+100*150))
 }
 
+// A recursive probe judged untimed while its first calls still run: the
+// time those calls hold, their own and that of the calls they made before
+// the verdict, is its parent's own, as the rest of an untimed probe's time
+// is. None of it goes to the untimed row, which has no times.
+func TestRecursionJudgedUntimedWhileItRunsIsItsParents(t *testing.T) {
+	h := hot()
+	h.SampleShare = 0.01
+	untimed(t, h)
+	parent, rec := newProbe(t, "parent"), newProbe(t, "rec")
+	// A binary recursion of depth 7, 127 calls of 150 ns of their own
+	// each: the verdict comes after 50 have ended, inside the first call.
+	var walk func(depth int)
+	walk = func(depth int) {
+		fire(rec, 150, func() {
+			if depth > 1 {
+				walk(depth - 1)
+				walk(depth - 1)
+			}
+		})
+	}
+	fire(parent, 20*us, func() { walk(7) })
+	if s := rec.State(); s != Untimed {
+		t.Fatalf("rec state %d, want untimed", s)
+	}
+	if r := rec.row(); r.Count != 127 || r.Label != LabelUntimed || r.InherentTotal != 0 {
+		t.Fatalf("rec row %+v, want 127 calls, untimed, no times", r)
+	}
+	checkRow(t, parent, 1, 20*us+127*150, 20*us+127*150)
+}
+
 // A cold probe whose own time per call is under the untimed limit is
 // untimed too when its calls take less than untimedReach times the limit
 // in all: a short recursive function's own time is mostly estimates of its

@@ -36,11 +36,18 @@ var sampledProbes atomic.Int32
 // may come, the own time of a firing of p that its parent pf's own time
 // left out (times pf's weight, as pf's own time is recorded), per parent
 // probe: should p turn out untimed or disabled, its time belongs to its
-// parents' own, and is given back. The engine's own probes (calibrate.go)
-// do the same work, so that what they measure is what a firing costs.
+// parents' own, and is given back. A parent of p's own (recursion) keeps
+// it in its frame instead (Frame.kept), as its own should the verdict
+// come before it ends, and passes it on with its own when it ends. The
+// engine's own probes (calibrate.go) do the same work, so that what they
+// measure is what a firing costs.
 func keepCharge(p *Probe, pf *Frame, own int64) {
 	judged := engine.hotspot != nil && p.State() == Enabled || engine.untimed != nil && p.short.Load() == shortUnknown
-	if judged && pf.weight > 0 {
+	switch {
+	case !judged || pf.weight <= 0:
+	case pf.probe == p:
+		pf.kept += max(own, 0)
+	default:
 		p.warm.add(pf.probe, max(own, 0)*int64(pf.weight)) // with no room in p's table, the charge stands
 	}
 }

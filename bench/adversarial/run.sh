@@ -80,9 +80,10 @@ for run in "${runs[@]}"; do
 		-runtime "$ROOT" "./bench/adversarial/$name"
 	$GO build -overlay "$dir/overlay.json" -o "$dir/$name" "./bench/adversarial/$name"
 	# The registered probes: the quoted names in the registration file's
-	# Register call.
+	# Register call, which ends at a line ending in ")" outside its names
+	# (a name such as main.(*T).M holds one).
 	gen=$(sed -n 's/.*"\([^"]*meter_probes_gen\.go\)": "\([^"]*\)".*/\2/p' "$dir/overlay.json")
-	awk '/Register\(/ { on = 1 } on && /"/ { if (match($0, /"[^"]*"/)) print substr($0, RSTART + 1, RLENGTH - 2) } on && /\)/ { on = 0 }' \
+	awk '/Register\(/ { on = 1 } on && /"/ { if (match($0, /"[^"]*"/)) print substr($0, RSTART + 1, RLENGTH - 2) } on && /\)[ \t]*$/ { on = 0 }' \
 		"$gen" >"$dir/probes.txt"
 	for mode in $MODES; do
 		env=()
