@@ -61,6 +61,10 @@ type Chain struct {
 	// run-queue wait then, in ns.
 	Descheduled func() int
 	RunWait     int64
+	// Worked, with a manual Clock, says whether the goroutine, taken off
+	// its P once (Descheduled returned 1), left the running state to work
+	// on its system stack (an assist of the collector); nil: never.
+	Worked func() bool
 	// Syscalled, with a manual Clock, says whether the goroutine entered
 	// a system call since its current stretch began, and forgets it; nil:
 	// never. ThreadCPU is then the thread's CPU clock, in ns (nil: none,
@@ -118,6 +122,7 @@ type engineState struct {
 	clockCost int64 // ns a clock read costs, with a manual clock (tests)
 	parked    func() bool
 	desched   func() int
+	worked    func() bool
 	runWait   int64
 	syscalled func() bool
 	threadCPU func() int64
@@ -164,7 +169,7 @@ func Configure(c Chain) {
 		engine.traceMax = math.MaxInt32
 	}
 	engine.sink, engine.manual, engine.clockCost, engine.parked = c.Sink, c.Clock, c.ClockCost, c.Parked
-	engine.desched, engine.runWait = c.Descheduled, c.RunWait
+	engine.desched, engine.runWait, engine.worked = c.Descheduled, c.RunWait, c.Worked
 	engine.syscalled, engine.threadCPU = c.Syscalled, c.ThreadCPU
 	hand := c.HandOver
 	if hand <= 0 {

@@ -11,6 +11,7 @@ func findMP() {}
 func waitsSeen() bool                       { return false }
 func marks() (left, reason uint8, sys bool) { return 0, 0, false }
 func isWaitReason(reason uint8) bool        { return false }
+func isWorkReason(reason uint8) bool        { return false }
 
 var assistReason uint8
 

@@ -461,6 +461,35 @@ func TestRunQueueWaitsAreNotOwnTime(t *testing.T) {
 	}
 }
 
+// A goroutine that left the running state once, to assist the collector
+// (the runtime marks it waiting while it works on its system stack), ran
+// throughout: the stretch is own time, short or long, between children or
+// not. Left twice, one of them may have been a park or a wait in the run
+// queue: the rules for a descheduled stretch hold.
+func TestCollectorAssistIsOwnTime(t *testing.T) {
+	var left int
+	var worked bool
+	wire(t, Chain{
+		Descheduled: func() int { n := left; left = 0; return n },
+		Worked:      func() bool { w := worked; worked = false; return w },
+		RunWait:     4 * ms,
+	})
+	outer, inner := newProbe(t, "outer"), newProbe(t, "inner")
+	fire(outer, 2*us, func() {
+		clk.Advance(8 * us) // the first stretch: assisted once
+		left, worked = 1, true
+		fire(inner, 3*us, nil)
+		clk.Advance(5 * us) // between children, whole
+		fire(inner, 3*us, nil)
+		clk.Advance(30 * ms) // between children: assisted once, 30 ms
+		left, worked = 1, true
+		fire(inner, 3*us, nil)
+		clk.Advance(7 * us) // the last: left twice, short: left out
+		left, worked = 2, true
+	})
+	checkRow(t, outer, 1, 2*us+8*us+3*us+5*us+3*us+30*ms+3*us+7*us, 2*us+8*us+5*us+30*ms)
+}
+
 // A stretch between two metered children that was taken off its P is
 // charged what the firing's stretches between children held where they
 // ran whole (their mean), not its wall time less a mean run-queue wait: a

@@ -60,7 +60,7 @@ func (f *Frame) closeStretch(t int64) {
 	switch n := engine.descheduled(f.left, left); {
 	case engine.waited(reason), n > 0 && sys:
 		f.leaveOut(t)
-	case n > 0:
+	case n > 0 && !engine.working(n, reason):
 		f.descheduled(t, n, reason, false)
 	default:
 		d := nanos(f.mark, t) - f.child
@@ -163,7 +163,7 @@ func (f *Frame) closeBetween(t int64) {
 	case engine.waited(reason), n > 0 && sys:
 		f.leaveOut(t)
 		f.restartCPU()
-	case n > 0:
+	case n > 0 && !engine.working(n, reason):
 		f.descheduled(t, n, reason, between)
 		f.restartCPU()
 	default:
@@ -358,6 +358,18 @@ func (e *engineState) descheduled(before, now uint8) int {
 // whatever reason came before it in the stretch.
 func (e *engineState) assisted(reason uint8) bool {
 	return e.manual == nil && reason != 0 && reason == assistReason
+}
+
+// working reports whether a goroutine that left the running state n times
+// in a stretch, the last with reason, read by marks, ran throughout: it
+// left once, to work on its system stack (an assist of the collector, a
+// scan of its own stack), which a CPU profile charges to the function it
+// works in.
+func (e *engineState) working(n int, reason uint8) bool {
+	if e.manual == nil {
+		return n == 1 && isWorkReason(reason)
+	}
+	return n == 1 && e.worked != nil && e.worked()
 }
 
 // waited reports whether reason, read by marks, says the goroutine parked

@@ -31,6 +31,7 @@ var (
 	waitOffset   uintptr   // of the wait reason in g; 0: not found
 	isWait       [256]bool // the reasons that are waits
 	assistReason uint8     // the collector's assist's reason; 0: not known
+	isWorking    [256]bool // the reasons the runtime writes while the goroutine works on its system stack
 	waitsOnce    sync.Once
 )
 
@@ -206,13 +207,21 @@ func lookForWaits(sleep time.Duration) (again bool) {
 	// as at the end of a time slice) five after "sync.WaitGroup.Wait".
 	// Where the values found place the list so, every other reason is a
 	// goroutine off the CPU (waiting for the collector's credit, the
-	// world's stop, switched out of a coroutine), and is taken as a wait.
+	// world's stop, switched out of a coroutine), and is taken as a wait,
+	// but for those the runtime writes while the goroutine goes on working
+	// on its system stack, its own stack held still for the collector: an
+	// assist (1), the collector's mark termination, which the goroutine
+	// that ends the mark phase runs (4, "garbage collection"), and a scan
+	// of its own stack (5).
 	if reasonOf(gs, kinds, "IO wait") == 2 && w == 25 {
 		for v := 2; v < len(isWait); v++ {
 			isWait[v] = true
 		}
 		isWait[w+5] = false
 		assistReason = 1
+		for _, v := range []int{1, 4, 5} {
+			isWait[v], isWorking[v] = false, true
+		}
 	}
 	return false
 }
@@ -271,6 +280,10 @@ func marks() (left, reason uint8, sys bool)
 
 // isWaitReason reports whether reason is a wait (findWaits).
 func isWaitReason(reason uint8) bool { return isWait[reason] }
+
+// isWorkReason reports whether reason is one the runtime writes while the
+// goroutine works on its system stack (findWaits).
+func isWorkReason(reason uint8) bool { return isWorking[reason] }
 
 // syscallOffset is the place in g of syscallpc, which marks a system call
 // (syscall_linux_amd64.go); 0: not found, or not Linux, and no stretch is
