@@ -91,7 +91,13 @@ type Frame struct {
 	// that clock, in ns, when its current stretch began; 0: the stretches
 	// are timed by the wall clock.
 	cpu int64
-	_   [56]byte // to whole cache lines (lines_test.go)
+	// waitAt is the tick at which its function, innermost, was about to
+	// block in its own body (Probe.Wait); 0: not since its current stretch
+	// began. waitLeft is the goroutine's count of leaving the running state
+	// then.
+	waitAt   int64
+	waitLeft uint8
+	_        [47]byte // to whole cache lines (lines_test.go)
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

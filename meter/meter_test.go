@@ -679,6 +679,55 @@ func TestSystemCallWaitsAreNotOwnTime(t *testing.T) {
 	}
 }
 
+// A wait of the function's own body, bracketed by Wait and Woke: where the
+// goroutine parked in it, the wait is left out of own time, and the time
+// before it and after it kept, where without the brackets the stretch
+// would be left out whole; where it did not park, the stretch goes on, the
+// wait's time its own. A metered child between the two (a select's
+// operands) leaves the stretch to the rules of its close. Neither
+// allocates.
+func TestWaitsOfTheBodyAreLeftOut(t *testing.T) {
+	var parked bool
+	wire(t, Chain{Parked: func() bool { p := parked; parked = false; return p }})
+	outer, inner := newProbe(t, "outer"), newProbe(t, "inner")
+	f := outer.Begin()
+	clk.Advance(5 * us) // work
+	outer.Wait(&f)
+	clk.Advance(1 * ms) // parked
+	parked = true
+	outer.Woke(&f)
+	clk.Advance(3 * us) // work
+	outer.Wait(&f)
+	clk.Advance(200) // a wait that did not park
+	outer.Woke(&f)
+	clk.Advance(2 * us) // work, up to a child: one stretch of 3.2 µs
+	fire(inner, 1*us, nil)
+	clk.Advance(4 * us)
+	outer.Wait(&f)
+	fire(inner, 1*us, nil) // a child inside the brackets
+	clk.Advance(2 * ms)
+	parked = true
+	outer.Woke(&f) // the stretch since the child is left at its close
+	clk.Advance(6 * us)
+	outer.End(&f)
+	checkRow(t, outer, 1, 5*us+1*ms+3*us+200+2*us+1*us+4*us+1*us+2*ms+6*us, 5*us+3*us+200+2*us+4*us)
+	for _, r := range Take().Rows {
+		if r.Probe == outer.Name() && r.Waited != 1*ms+2*ms+6*us {
+			t.Errorf("outer waited %d ns, want %d", r.Waited, 1*ms+2*ms+6*us)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		f := outer.Begin()
+		outer.Wait(&f)
+		clk.Advance(1 * us)
+		parked = true
+		outer.Woke(&f)
+		outer.End(&f)
+	}); n != 0 {
+		t.Errorf("a firing with a wait: %v allocations", n)
+	}
+}
+
 // A mark after a go statement ends the firing's stretch there: the time
 // spent starting goroutines is its own, and the wait for them that follows
 // is left out alone, not with it.

@@ -440,6 +440,105 @@ func checkpointOut(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 	return nil
 }
 
+// Waits in the function's own body. A stretch in which the goroutine
+// parked is left out whole, with the CPU time it held before the park and
+// after; where the wait is a statement of the function's own (a channel
+// operation, a select, a lock, a sleep), generated code brackets it: Wait
+// before notes the tick, and Woke after, where the goroutine left the
+// running state in the wait and not before it, ends the stretch at the
+// wait's start, its time own time as that of a stretch that ran whole,
+// then the wait, by the rules of a stretch (left out where it parked),
+// and begins the next. A wait that did not park costs a clock read, and
+// the stretch goes on. A stretch on the thread's CPU clock, or one in
+// which a metered child began between the two, is left to the rules of
+// its close.
+
+// Wait notes, for the firing *f of p where it is metered and innermost on
+// its goroutine, that its function is about to block in its own body.
+func (p *Probe) Wait(f *Firing) {
+	fr := f.frame()
+	if fr == nil || fr == firstEnd {
+		return
+	}
+	g := fr.g
+	g.acquire()
+	if d := fr.index; d == g.depth-1 && fr.probe == p && fr.cpu == 0 {
+		fr.waitAt = now()
+		if engine.manual == nil {
+			fr.waitLeft, _, _ = peekMarks()
+		}
+	}
+	g.release()
+}
+
+// Woke ends the wait that Wait noted for the firing *f of p, where its
+// goroutine left the running state in it (above).
+func (p *Probe) Woke(f *Firing) {
+	fr := f.frame()
+	if fr == nil || fr == firstEnd {
+		return
+	}
+	g := fr.g
+	g.acquire()
+	at := fr.waitAt
+	fr.waitAt = 0
+	if d := fr.index; at != 0 && at >= fr.mark && d == g.depth-1 && fr.probe == p {
+		fr.woke(at)
+	}
+	g.release()
+}
+
+// woke is Woke for f, whose wait began at tick at, in its current stretch.
+//
+//go:noinline
+func (f *Frame) woke(at int64) {
+	var n int
+	var left, reason uint8
+	var parked, working bool
+	if engine.manual == nil {
+		var r uint8
+		var sys bool
+		left, r, sys = peekMarks()
+		if left == f.left && r == 0 && !sys {
+			return // nothing happened: the stretch goes on
+		}
+		if f.waitLeft != f.left || sys {
+			// It left before the wait, or made a system call: the
+			// stretch is one, closed by the rules.
+			f.closeBetween(now())
+			f.base = 0
+			return
+		}
+		n, reason = int(left-f.waitLeft), r
+		parked, working = isWaitReason(r), n == 1 && isWorkReason(r)
+		marks() // clears what the next stretch must not see
+	} else {
+		n, parked = engine.descheduled(0, 0), engine.waited(0)
+		working = engine.working(n, 0)
+		if n == 0 && !parked {
+			return
+		}
+	}
+	t := now()
+	// Before the wait: a stretch that ran whole.
+	d := nanos(f.mark, at) - f.child
+	if f.base >= 0 && f.child == f.base {
+		f.bare += d
+	}
+	f.own += d
+	// The wait.
+	f.mark, f.child, f.base, f.charger = at, 0, -1, 0
+	switch {
+	case parked:
+		f.leaveOut(t)
+	case n > 0 && !working:
+		f.descheduled(t, n, reason, false)
+	default:
+		f.own += nanos(at, t)
+	}
+	f.mark, f.base, f.left = t, 0, left
+}
+
 // Mark ends the current stretch of the firing *f of p, and begins the
 // next, where its function has just started a goroutine: generated code
 // calls it after each go statement of the function's own body, for a

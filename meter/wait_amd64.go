@@ -285,6 +285,21 @@ func isWaitReason(reason uint8) bool { return isWait[reason] }
 // goroutine works on its system stack (findWaits).
 func isWorkReason(reason uint8) bool { return isWorking[reason] }
 
+// peekMarks returns what marks returns, and clears nothing.
+func peekMarks() (left, reason uint8, sys bool) {
+	g := getgp()
+	if leftOffset != 0 {
+		left = *(*uint8)(unsafe.Add(g, leftOffset))
+	}
+	if waitOffset != 0 {
+		reason = *(*uint8)(unsafe.Add(g, waitOffset))
+	}
+	if syscallOffset != 0 {
+		sys = *(*uintptr)(unsafe.Add(g, syscallOffset)) != 0
+	}
+	return left, reason, sys
+}
+
 // syscallOffset is the place in g of syscallpc, which marks a system call
 // (syscall_linux_amd64.go); 0: not found, or not Linux, and no stretch is
 // seen to hold a system call.

@@ -96,6 +96,29 @@ func (p *Probe) Mark(f *Firing) bool {
 	return true
 }
 
+// Wait and Woke bracket a statement of the function's own body that may
+// block (a channel send or receive, a select, a range over a channel, a
+// lock, a sleep), in the firing *f, if it is not 0: where the goroutine
+// parks there, the engine leaves the wait out of the function's own time
+// and keeps the time before it and after it (meter.Probe.Wait). Generated
+// code calls them as it calls Mark, each on a line of its own,
+//
+//	_ = meter__f != 0 && meter__probes[3].Wait(&meter__f)
+//	v := <-in
+//	_ = meter__f != 0 && meter__probes[3].Woke(&meter__f)
+//
+// and they return true, for that expression.
+func (p *Probe) Wait(f *Firing) bool {
+	p.m.Wait(f)
+	return true
+}
+
+// Woke: see Wait.
+func (p *Probe) Woke(f *Firing) bool {
+	p.m.Woke(f)
+	return true
+}
+
 // Where the compiler leaves Begin a call of its own (in a closure made by
 // an inlined function), the engine must know Begin's code to find the
 // instrumented function beyond it.

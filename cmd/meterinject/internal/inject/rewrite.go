@@ -553,6 +553,42 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 			ls := e + bytes.IndexByte(src[e:], '\n') + 1
 			add(ls, ls, indentOf(src, j.off(g.Pos()))+mark+"\n"+j.lines.lineDirective(ls))
 		}
+		// Around each wait of the body's own, Wait and Woke (waits.go),
+		// where a Woke and a Wait go at the same place, the Woke first:
+		// it ends the wait on the line above.
+		type line struct {
+			at   int
+			woke bool
+			text string
+		}
+		var ls []line
+	sites:
+		for _, site := range waitSites(j.info, s.body) {
+			var lines []line
+			for i, m := range site.marks {
+				at, call := j.off(m.at), "Wait"
+				switch {
+				case m.woke && isLineEnd(src, at):
+					at, call = at+bytes.IndexByte(src[at:], '\n')+1, "Woke"
+				case !m.woke && atLineStart(src, at):
+					at = lineStart(src, at)
+				case i == 0 || site.all:
+					continue sites // a statement or a comment shares its line
+				default:
+					continue
+				}
+				ind := indentOf(src, j.off(m.indent))
+				if m.deeper {
+					ind += "\t"
+				}
+				lines = append(lines, line{at, m.woke, ind + "_ = " + fv + " != 0 && " + pr + "." + call + "(&" + fv + ")\n" + j.lines.lineDirective(at)})
+			}
+			ls = append(ls, lines...)
+		}
+		sort.SliceStable(ls, func(a, b int) bool { return ls[a].at < ls[b].at || ls[a].at == ls[b].at && ls[a].woke && !ls[b].woke })
+		for _, l := range ls {
+			add(l.at, l.at, l.text)
+		}
 	}
 	if p.oneLine {
 		s0, s1, _ := oneLineLayout(src, lb, rb)

@@ -85,7 +85,7 @@ func newStripper(fset *token.FileSet, f *ast.File, src []byte, prefix string) *s
 			`(?:(\n//line [^\n\r]*)\r?\n|(\n[ \t]*/\*line [^*\n]*\*/ )|(\n//line [^\n]*\n[ \t]*)\})`),
 		closing:  regexp.MustCompile(`(?:\n[ \t]*` + endCall + `)?\n//line [^\n]*\n[ \t]*$`),
 		endLine:  regexp.MustCompile(`\n[ \t]*` + endCall + `\n//line [^\n]*\n$`),
-		mark:     regexp.MustCompile(`^[ \t]*_ = ` + fv + ` != 0 && ` + arr + `\.Mark\(&` + fv + `\)\n//line [^\n]*\n$`),
+		mark:     regexp.MustCompile(`^[ \t]*_ = ` + fv + ` != 0 && ` + arr + `\.(?:Mark|Wait|Woke)\(&` + fv + `\)\n//line [^\n]*\n$`),
 		leftover: regexp.MustCompile(arr + `|\b` + q + `(?:test|x)?(?:f|r\d+|main|shutdown|` + reroutes + `)\b`),
 	}
 }
@@ -316,8 +316,8 @@ func (s *stripper) flushes(body *ast.BlockStmt) {
 	})
 }
 
-// marks takes out the marks put after go statements: "IND Mark\n//line
-// P\n" at the start of a line.
+// marks takes out the marks put after go statements and around waits:
+// "IND Mark\n//line P\n" (or Wait, or Woke) at the start of a line.
 func (s *stripper) marks(body *ast.BlockStmt) {
 	ast.Inspect(body, func(n ast.Node) bool {
 		if as, ok := n.(*ast.AssignStmt); ok && as.Tok == token.ASSIGN && len(as.Lhs) == 1 {
