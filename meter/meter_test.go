@@ -680,7 +680,8 @@ func TestSystemCallWaitsAreNotOwnTime(t *testing.T) {
 }
 
 // A wait of the function's own body, bracketed by Wait and Woke: where the
-// goroutine parked in it, the wait is left out of own time, and the time
+// goroutine parked in it, or was taken off its P in it, the wait is left
+// out of own time, and the time
 // before it and after it kept, where without the brackets the stretch
 // would be left out whole; where it did not park, the stretch goes on, the
 // wait's time its own. A metered child between the two (a select's
@@ -688,7 +689,12 @@ func TestSystemCallWaitsAreNotOwnTime(t *testing.T) {
 // allocates.
 func TestWaitsOfTheBodyAreLeftOut(t *testing.T) {
 	var parked bool
-	wire(t, Chain{Parked: func() bool { p := parked; parked = false; return p }})
+	var left int
+	wire(t, Chain{
+		Parked:      func() bool { p := parked; parked = false; return p },
+		Descheduled: func() int { n := left; left = 0; return n },
+		RunWait:     1 * us,
+	})
 	outer, inner := newProbe(t, "outer"), newProbe(t, "inner")
 	f := outer.Begin()
 	clk.Advance(5 * us) // work
@@ -696,7 +702,12 @@ func TestWaitsOfTheBodyAreLeftOut(t *testing.T) {
 	clk.Advance(1 * ms) // parked
 	parked = true
 	outer.Woke(&f)
-	clk.Advance(3 * us) // work
+	clk.Advance(2 * us) // work
+	outer.Wait(&f)
+	clk.Advance(15 * ms) // yielded (an Unlock handing the lock over): ready, off the CPU
+	left = 1
+	outer.Woke(&f)
+	clk.Advance(1 * us) // work
 	outer.Wait(&f)
 	clk.Advance(200) // a wait that did not park
 	outer.Woke(&f)
@@ -710,10 +721,10 @@ func TestWaitsOfTheBodyAreLeftOut(t *testing.T) {
 	outer.Woke(&f) // the stretch since the child is left at its close
 	clk.Advance(6 * us)
 	outer.End(&f)
-	checkRow(t, outer, 1, 5*us+1*ms+3*us+200+2*us+1*us+4*us+1*us+2*ms+6*us, 5*us+3*us+200+2*us+4*us)
+	checkRow(t, outer, 1, 5*us+1*ms+2*us+15*ms+1*us+200+2*us+1*us+4*us+1*us+2*ms+6*us, 5*us+2*us+1*us+200+2*us+4*us)
 	for _, r := range Take().Rows {
-		if r.Probe == outer.Name() && r.Waited != 1*ms+2*ms+6*us {
-			t.Errorf("outer waited %d ns, want %d", r.Waited, 1*ms+2*ms+6*us)
+		if r.Probe == outer.Name() && r.Waited != 1*ms+15*ms+2*ms+6*us {
+			t.Errorf("outer waited %d ns, want %d", r.Waited, 1*ms+15*ms+2*ms+6*us)
 		}
 	}
 	if n := testing.AllocsPerRun(100, func() {

@@ -447,8 +447,9 @@ func checkpointOut(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 // before notes the tick, and Woke after, where the goroutine left the
 // running state in the wait and not before it, ends the stretch at the
 // wait's start, its time own time as that of a stretch that ran whole,
-// then the wait, by the rules of a stretch (left out where it parked),
-// and begins the next. A wait that did not park costs a clock read, and
+// then the wait, left out whether the goroutine parked in it or was only
+// made to wait its turn to run (an Unlock that hands the lock to a waiter
+// yields), and begins the next. A wait that did not park costs a clock read, and
 // the stretch goes on. A stretch on the thread's CPU clock, or one in
 // which a metered child began between the two, is left to the rules of
 // its close.
@@ -493,7 +494,7 @@ func (p *Probe) Woke(f *Firing) {
 //go:noinline
 func (f *Frame) woke(at int64) {
 	var n int
-	var left, reason uint8
+	var left uint8
 	var parked, working bool
 	if engine.manual == nil {
 		var r uint8
@@ -509,7 +510,7 @@ func (f *Frame) woke(at int64) {
 			f.base = 0
 			return
 		}
-		n, reason = int(left-f.waitLeft), r
+		n = int(left - f.waitLeft)
 		parked, working = isWaitReason(r), n == 1 && isWorkReason(r)
 		marks() // clears what the next stretch must not see
 	} else {
@@ -528,12 +529,9 @@ func (f *Frame) woke(at int64) {
 	f.own += d
 	// The wait.
 	f.mark, f.child, f.base, f.charger = at, 0, -1, 0
-	switch {
-	case parked:
-		f.leaveOut(t)
-	case n > 0 && !working:
-		f.descheduled(t, n, reason, false)
-	default:
+	if parked || n > 0 && !working {
+		f.leaveOut(t) // off the CPU in a wait: waiting, parked or ready to run
+	} else {
 		f.own += nanos(at, t)
 	}
 	f.mark, f.base, f.left = t, 0, left

@@ -23,8 +23,8 @@ import (
 // assignment, a select without a default case (Woke at the top of each
 // case's body), a range over a channel (Wait before the loop and at the
 // end of its body, Woke at the top of its body), and a call, as a
-// statement, of sync's Mutex.Lock, RWMutex.Lock and RLock,
-// WaitGroup.Wait and Cond.Wait, or of time.Sleep. A bracket goes only
+// statement, of sync's Mutex.Lock and Unlock, RWMutex.Lock, Unlock and
+// RLock, WaitGroup.Wait and Cond.Wait, or of time.Sleep. A bracket goes only
 // where its line is its own: Wait before a statement that begins its
 // line, Woke after one that ends its line (or after a case's colon, a
 // loop body's brace, that ends it).
@@ -52,7 +52,9 @@ type waitMark struct {
 // are bracketed, by their full names.
 var blockingCalls = map[string]bool{
 	"(*sync.Mutex).Lock":     true,
+	"(*sync.Mutex).Unlock":   true, // which yields, handing the lock to a waiter, when starving
 	"(*sync.RWMutex).Lock":   true,
+	"(*sync.RWMutex).Unlock": true,
 	"(*sync.RWMutex).RLock":  true,
 	"(*sync.WaitGroup).Wait": true,
 	"(*sync.Cond).Wait":      true,
