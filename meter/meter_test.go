@@ -681,12 +681,11 @@ func TestSystemCallWaitsAreNotOwnTime(t *testing.T) {
 
 // A wait of the function's own body, bracketed by Wait and Woke: where the
 // goroutine parked in it, or was taken off its P in it, the wait is left
-// out of own time, and the time
-// before it and after it kept, where without the brackets the stretch
-// would be left out whole; where it did not park, the stretch goes on, the
-// wait's time its own. A metered child between the two (a select's
-// operands) leaves the stretch to the rules of its close. Neither
-// allocates.
+// out of own time, and the time before it and after it kept, where without
+// the brackets the stretch would be left out whole; where it did not park,
+// the stretch goes on, the wait's time its own. A metered child between
+// the two (a select's operands) leaves the stretch to the rules of its
+// close. Neither allocates.
 func TestWaitsOfTheBodyAreLeftOut(t *testing.T) {
 	var parked bool
 	var left int
