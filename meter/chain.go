@@ -61,6 +61,10 @@ type Chain struct {
 	// run-queue wait then, in ns.
 	Descheduled func() int
 	RunWait     int64
+	// Idle, with a manual Clock, says that no goroutine waits to run: a
+	// long stretch taken off its P is charged its wall time less its waits,
+	// not what its firing's other stretches hold (sched.go).
+	Idle bool
 	// Worked, with a manual Clock, says whether the goroutine, taken off
 	// its P once (Descheduled returned 1), left the running state to work
 	// on its system stack (an assist of the collector); nil: never.
@@ -124,6 +128,7 @@ type engineState struct {
 	desched   func() int
 	worked    func() bool
 	runWait   int64
+	idle      bool
 	syscalled func() bool
 	threadCPU func() int64
 	seed      uint64
@@ -169,7 +174,7 @@ func Configure(c Chain) {
 		engine.traceMax = math.MaxInt32
 	}
 	engine.sink, engine.manual, engine.clockCost, engine.parked = c.Sink, c.Clock, c.ClockCost, c.Parked
-	engine.desched, engine.runWait, engine.worked = c.Descheduled, c.RunWait, c.Worked
+	engine.desched, engine.runWait, engine.worked, engine.idle = c.Descheduled, c.RunWait, c.Worked, c.Idle
 	engine.syscalled, engine.threadCPU = c.Syscalled, c.ThreadCPU
 	hand := c.HandOver
 	if hand <= 0 {

@@ -517,6 +517,25 @@ func TestDescheduledStretchChargedItsHistory(t *testing.T) {
 	checkRow(t, inner, 4, 4*us, 4*us)
 }
 
+// Where no goroutine waits to run, a goroutine taken off its P runs again
+// at once: a long stretch between children (a phase of work between two
+// calls of a loop, preempted at its time slices) is charged its wall time
+// less its waits, not what the stretches around it hold.
+func TestLongStretchOfAnIdleProgramChargedItsTime(t *testing.T) {
+	var left int
+	wire(t, Chain{Descheduled: func() int { n := left; left = 0; return n }, RunWait: 10 * us, Idle: true})
+	outer, inner := newProbe(t, "outer"), newProbe(t, "inner")
+	fire(outer, 0, func() {
+		fire(inner, 1*us, nil)
+		clk.Advance(2 * us) // between, whole
+		fire(inner, 1*us, nil)
+		clk.Advance(100 * ms) // between, taken off its P 5 times
+		left = 5
+		fire(inner, 1*us, nil)
+	})
+	checkRow(t, outer, 1, 3*us+2*us+100*ms, 2*us+100*ms-5*10*us)
+}
+
 // A metered firing whose calls inside are all untimed ends its stretch at
 // a checkpoint every checkpointEvery of their firings on a P, so that a
 // wait in the run queue costs it one short stretch, charged what its

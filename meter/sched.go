@@ -71,10 +71,11 @@ const runWaitEvery = 10_000_000
 
 type latencies struct {
 	mu     sync.Mutex
-	sample []metrics.Sample
+	sample []metrics.Sample // the latencies, then the count of ready goroutines
 	prev   []uint64
 	at     atomic.Int64 // tick of the last read
 	mean   atomic.Int64 // ns
+	ready  atomic.Int64 // goroutines ready to run and not running at the last read; -1: not known
 }
 
 var runQueue latencies
@@ -88,15 +89,27 @@ func initRunWait() {
 	if s.sample != nil {
 		return
 	}
-	s.sample = []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	s.sample = []metrics.Sample{{Name: "/sched/latencies:seconds"}, {Name: "/sched/goroutines/runnable:goroutines"}}
 	metrics.Read(s.sample)
 	if s.sample[0].Value.Kind() != metrics.KindFloat64Histogram {
 		s.sample = nil
+		s.ready.Store(-1)
 		return
 	}
 	h := s.sample[0].Value.Float64Histogram()
 	s.prev = make([]uint64, len(h.Counts))
 	s.meanSince(h)
+	s.readyNow()
+}
+
+// readyNow sets ready from the sample read (Go 1.26 and later count ready
+// goroutines; before, -1). Under mu.
+func (s *latencies) readyNow() {
+	if v := s.sample[1].Value; v.Kind() == metrics.KindUint64 {
+		s.ready.Store(int64(v.Uint64()))
+	} else {
+		s.ready.Store(-1)
+	}
 }
 
 // runWait returns the mean run-queue wait in ns, as of tick t: the figure
@@ -108,6 +121,19 @@ func runWait(t int64) int64 {
 	return runQueue.read(t)
 }
 
+// idle reports, as of tick t, whether no goroutine waited to run at the
+// last read of the scheduler's figures: a goroutine taken off its P then
+// runs again at once, and a long stretch of its is mostly its own time,
+// whatever the stretches around it hold (Frame.descheduled). Not known
+// (before Go 1.26), false. A test's chain says it with a manual clock.
+func idle(t int64) bool {
+	if engine.manual != nil {
+		return engine.idle
+	}
+	runQueue.read(t)
+	return runQueue.ready.Load() == 0
+}
+
 // read returns the mean wait, read again if the last read is older than
 // runWaitEvery and no other goroutine is reading it.
 func (s *latencies) read(t int64) int64 {
@@ -115,6 +141,7 @@ func (s *latencies) read(t int64) int64 {
 		if s.sample != nil {
 			metrics.Read(s.sample)
 			s.meanSince(s.sample[0].Value.Float64Histogram())
+			s.readyNow()
 		}
 		s.at.Store(t)
 		s.mu.Unlock()

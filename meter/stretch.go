@@ -263,6 +263,9 @@ var overcharges atomic.Int64
 //go:noinline
 func (f *Frame) descheduled(t int64, n int, reason uint8, between bool) {
 	l := nanos(f.mark, t)
+	if between && l >= longStretch && idle(t) {
+		between = false // a long stretch, its waits short: what it ran, not what the others hold
+	}
 	switch {
 	case l >= longStretch && engine.assisted(reason) && l > int64(n)*maskedGap:
 		// A wait the collector's assist wrote over: mostly waiting,

@@ -63,7 +63,8 @@ func TestFindLeft(t *testing.T) {
 }
 
 // The run-queue wait is read from the runtime's scheduler latencies
-// without allocating, and is a mean of those recorded since.
+// without allocating, and is a mean of those recorded since; the count of
+// goroutines ready to run with it.
 func TestRunWaitRead(t *testing.T) {
 	initRunWait()
 	if runQueue.sample == nil {
@@ -85,5 +86,10 @@ func TestRunWaitRead(t *testing.T) {
 	}
 	if mean <= 0 || mean > int64(time.Second) {
 		t.Errorf("mean run-queue wait %d ns", mean)
+	}
+	// The count of ready goroutines is read with it: none now, but for
+	// those other tests left.
+	if r := runQueue.ready.Load(); r < 0 || r > 1000 {
+		t.Errorf("ready goroutines %d", r)
 	}
 }
