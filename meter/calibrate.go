@@ -63,6 +63,15 @@ var overhead [paths]overheadRing
 // such calls does not keep their metering as its own time.
 var unmetered overheadRing
 
+// bracket holds, as its inner overhead, what a bracket of a wait that did
+// not park (Probe.Wait and Woke, a clock read between them) costs the
+// stretch it runs in, and stretchMark what a mark after a go statement
+// (Probe.Mark) costs the stretch it begins: measured at start-up, as
+// unmetered is, and taken off those stretches (Frame.woke, Probe.Mark), so
+// that a loop of a hundred channel operations does not keep their brackets
+// as its own time.
+var bracket, stretchMark overheadRing
+
 // calib are the private probes the measurements meter: one per path,
 // registered nowhere, judged by nothing, never in a trace.
 var calib = func() (c [paths]*Probe) {
@@ -174,10 +183,40 @@ func measureUnmetered() {
 	unmetered.record(per, per)
 }
 
+// measureMarks times unmeteredRun brackets of a wait that does not park,
+// then as many marks, inside an empty firing of the private probe metered
+// at every call, and records their costs per bracket and per mark.
+// calibrate calls it, on a goroutine with nothing metered.
+func measureMarks() {
+	m := calib[pathMeter]
+	f := m.Begin()
+	if fr := f.frame(); fr == nil || fr == firstEnd || fr.probe != m {
+		m.End(&f)
+		return
+	}
+	t1 := now()
+	for range unmeteredRun {
+		m.Wait(&f)
+		m.Woke(&f)
+	}
+	t2 := now()
+	for range unmeteredRun {
+		m.Mark(&f)
+	}
+	t3 := now()
+	t4 := now()
+	m.End(&f)
+	empty := nanos(t3, t4)
+	per := max(nanos(t1, t2)-empty, 0) / unmeteredRun
+	bracket.record(per, per)
+	per = max(nanos(t2, t3)-empty, 0) / unmeteredRun
+	stretchMark.record(per, per)
+}
+
 // calibrate resets the overheads and measures every path's on the calling
 // goroutine, then sets the untimed limit from what timing a call costs.
 func calibrate() {
-	for _, r := range []*overheadRing{&overhead[0], &overhead[1], &overhead[2], &unmetered} {
+	for _, r := range []*overheadRing{&overhead[0], &overhead[1], &overhead[2], &unmetered, &bracket, &stretchMark} {
 		r.inner.Store(0)
 		r.outer.Store(0)
 		r.next.Store(0)
@@ -203,6 +242,7 @@ func calibrate() {
 	}
 	for range 2 * ringSize {
 		measureUnmetered()
+		measureMarks()
 	}
 	measureCPURead()
 }

@@ -78,6 +78,8 @@ type Snapshot struct {
 	UntimedLimit     int64       // ns of own time per call under which a cold probe is untimed
 	Overheads        [3][2]int64 // ns, inner and outer overhead of a metered firing: [0] of a metered probe, [1] of a selected one, [2] of a forced one (calibrate.go)
 	Unmetered        int64       // ns a sampled probe's firing that is not metered costs its stretch, charged with its mean (calibrate.go)
+	Bracket          int64       // ns a bracket of a wait that did not park costs its stretch, taken off it (calibrate.go)
+	StretchMark      int64       // ns a mark after a go statement costs the stretch it begins, taken off it (calibrate.go)
 	Clamped          uint64      // negative clock differences clamped to zero
 }
 
@@ -117,6 +119,7 @@ func Take() Snapshot {
 		s.Overheads[k] = [2]int64{overhead[k].inner.Load(), overhead[k].outer.Load()}
 	}
 	s.Unmetered = unmetered.inner.Load()
+	s.Bracket, s.StretchMark = bracket.inner.Load(), stretchMark.inner.Load()
 	probes := Probes()
 	s.Probes = len(probes)
 	for _, p := range probes {

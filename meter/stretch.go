@@ -504,7 +504,8 @@ func (f *Frame) woke(at int64) {
 		var sys bool
 		left, r, sys = peekMarks()
 		if left == f.left && r == 0 && !sys {
-			return // nothing happened: the stretch goes on
+			f.child += bracket.inner.Load() // nothing happened: the stretch goes on, less the bracket
+			return
 		}
 		if f.waitLeft != f.left || sys {
 			// It left before the wait, or made a system call: the
@@ -558,7 +559,8 @@ func (p *Probe) Mark(f *Firing) {
 	g.acquire()
 	if d := fr.index; d == g.depth-1 && fr.probe == p {
 		fr.closeBetween(now())
-		fr.base = 0
+		c := stretchMark.inner.Load() // what the mark costs the stretch it begins
+		fr.child, fr.base = c, c
 	}
 	g.release()
 }
