@@ -99,20 +99,25 @@ if [ "$OUT" = docs/measurements.md ]; then
 		sec ~ /adversarial programs, judged/ && NF > 10 && $2 ~ /^ [a-z]/ && $2 !~ /^ program / {
 			gsub(/^ +| +$/, "", $2); gsub(/^ +| +$/, "", $3); gsub(/^ +| +$/, "", $4)
 			gsub(/^ +| +$/, "", $6); gsub(/^ +| +$/, "", $7); gsub(/^ +| +$/, "", $11)
-			name = $2 " (" $3 ")"
+			name = $2
 			if (!(name in seen)) { seen[name] = 1; order[++n] = name }
-			counts[name] = counts[name] ? counts[name] : $6
-			if ($6 !~ /ok$/) counts[name] = $6
-			shares[name, $4] = $7
+			if (!((name, $3) in cnt)) { sel[name, ++nsel[name]] = $3 }
+			if ($6 !~ /ok$/ || !((name, $3) in cnt)) cnt[name, $3] = $6
+			shares[name, $3, $4] = $7
+		}
+		function join(k, what,    i, s) {
+			for (i = 1; i <= nsel[k]; i++) s = s (i > 1 ? ", " : "") (what == "" ? sel[k, i] : what == "counts" ? cnt[k, sel[k, i]] : shares[k, sel[k, i], what])
+			return s
 		}
 		END {
 			printf "Judged on %s by `make measurements` (bench/adversarial/run.sh); shares are\n", date
-			printf "points apart from the profile, mean/largest over its top 5 (want 3/8):\n\n"
+			printf "points apart from the profile, mean/largest over its top 5 (want 3/8), one\n"
+			printf "figure per selection, in the order given:\n\n"
 			printf "| program (selection) | counts right | shares, default | shares, every firing metered |\n"
 			printf "| --- | --- | --- | --- |\n"
 			for (i = 1; i <= n; i++) {
 				k = order[i]
-				printf "| %s | %s | %s | %s |\n", k, counts[k], shares[k, "default"], shares[k, "every"]
+				printf "| %s (%s) | %s | %s | %s |\n", k, join(k, ""), join(k, "counts"), join(k, "default"), join(k, "every")
 			}
 		}' "$tmp/body.md" >"$tmp/accuracy.md"
 	awk -v costs="$tmp/costs.md" -v accuracy="$tmp/accuracy.md" '

@@ -92,11 +92,15 @@ func waitSites(info *types.Info, body *ast.BlockStmt) []waitSite {
 			} else if _, ok := t.Underlying().(*types.Chan); !ok {
 				return true
 			}
-			ms = append(ms, waitSite{marks: []waitMark{
+			site := waitSite{marks: []waitMark{
 				{at: x.Pos(), indent: x.Pos()},
 				{woke: true, at: x.Body.Lbrace + 1, indent: x.Pos(), deeper: true},
-				{at: x.Body.Rbrace, indent: x.Pos(), deeper: true},
-			}})
+			}}
+			if l := x.Body.List; len(l) == 0 || !endsFlow(l[len(l)-1]) {
+				// the next receive's Wait, where the body's end is reached
+				site.marks = append(site.marks, waitMark{at: x.Body.Rbrace, indent: x.Pos(), deeper: true})
+			}
+			ms = append(ms, site)
 		case ast.Stmt:
 			if !comm[x] && blocks(info, x) {
 				ms = append(ms, waitSite{marks: []waitMark{{at: x.Pos(), indent: x.Pos()}, {woke: true, at: x.End(), indent: x.Pos()}}, all: true})
@@ -138,4 +142,14 @@ func isReceive(e ast.Expr) bool {
 	}
 	u, ok := e.(*ast.UnaryExpr)
 	return ok && u.Op == token.ARROW
+}
+
+// endsFlow reports whether nothing after s in its block is reached: s is
+// terminating, or a break or continue (a statement after it would be
+// unreachable code to vet).
+func endsFlow(s ast.Stmt) bool {
+	if b, ok := s.(*ast.BranchStmt); ok && (b.Tok == token.BREAK || b.Tok == token.CONTINUE) {
+		return true
+	}
+	return isTerminating(s)
 }
