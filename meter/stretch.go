@@ -58,7 +58,7 @@ func (f *Frame) closeStretch(t int64) {
 		left, reason, sys = engine.manualMarks()
 	}
 	switch n := engine.descheduled(f.left, left); {
-	case engine.waited(reason), n > 0 && sys:
+	case engine.waited(reason), n > 0 && sys && !ranThrough(nanos(f.mark, t), n):
 		f.leaveOut(t)
 	case n > 0 && !engine.working(n, reason):
 		f.descheduled(t, n, reason, false)
@@ -160,7 +160,7 @@ func (f *Frame) closeBetween(t int64) {
 	}
 	between := f.base >= 0
 	switch n := engine.descheduled(f.left, left); {
-	case engine.waited(reason), n > 0 && sys:
+	case engine.waited(reason), n > 0 && sys && !ranThrough(nanos(f.mark, t), n):
 		f.leaveOut(t)
 		f.restartCPU()
 	case n > 0 && !engine.working(n, reason):
