@@ -108,6 +108,9 @@ func link(seed uint64) {
 //go:noinline
 func allocating(x uint64, at *node) uint64 {
 	var head *cell
+	if kept != nil {
+		x ^= kept.v // the list of the call before, dropped now
+	}
 	for j := 0; j < steps; j++ {
 		x = mix(x, stepRounds)
 		head = &cell{next: head, from: at, v: x, w: uint64(j)}
