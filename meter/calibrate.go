@@ -158,59 +158,61 @@ const unmeteredRun = 16
 
 // measureUnmetered times unmeteredRun firings of the private sampled probe
 // that is never selected (calib[pathForced], forced only inside a forcing
-// firing), as generated code makes them, inside an empty firing of the
-// private probe metered at every call (which, the engine's own, forces
-// nothing: see push), and records their cost per firing. calibrate calls
-// it, on a goroutine with nothing metered.
+// firing), as generated code makes them, inside an empty metered firing
+// (inMetered), and records their cost per firing. calibrate calls it, on a
+// goroutine with nothing metered.
 func measureUnmetered() {
-	m, c := calib[pathMeter], calib[pathForced]
-	f := m.Begin()
-	if fr := f.frame(); fr == nil || fr == firstEnd || fr.probe != m {
-		m.End(&f)
-		return
-	}
-	t1 := now()
-	for range unmeteredRun {
-		x := c.Begin()
-		if x != 0 {
-			c.End(&x)
+	inMetered(func(*Probe, *Firing) {
+		c := calib[pathForced]
+		t1 := now()
+		for range unmeteredRun {
+			x := c.Begin()
+			if x != 0 {
+				c.End(&x)
+			}
 		}
-	}
-	t2 := now()
-	t3 := now()
-	m.End(&f)
-	per := max(nanos(t1, t2)-nanos(t2, t3), 0) / unmeteredRun
-	unmetered.record(per, per)
+		t2 := now()
+		t3 := now()
+		per := max(nanos(t1, t2)-nanos(t2, t3), 0) / unmeteredRun
+		unmetered.record(per, per)
+	})
 }
 
 // measureMarks times unmeteredRun brackets of a wait that does not park,
-// then as many marks, inside an empty firing of the private probe metered
-// at every call, and records their costs per bracket and per mark.
-// calibrate calls it, on a goroutine with nothing metered.
+// then as many marks, inside an empty metered firing (inMetered), and
+// records their costs per bracket and per mark. calibrate calls it, on a
+// goroutine with nothing metered.
 func measureMarks() {
+	inMetered(func(m *Probe, f *Firing) {
+		t1 := now()
+		for range unmeteredRun {
+			m.Wait(f)
+			m.Woke(f)
+		}
+		t2 := now()
+		for range unmeteredRun {
+			m.Mark(f)
+		}
+		t3 := now()
+		t4 := now()
+		empty := nanos(t3, t4)
+		per := max(nanos(t1, t2)-empty, 0) / unmeteredRun
+		bracket.record(per, per)
+		per = max(nanos(t2, t3)-empty, 0) / unmeteredRun
+		stretchMark.record(per, per)
+	})
+}
+
+// inMetered runs measure inside an empty firing of the private probe
+// metered at every call (which, the engine's own, forces nothing: see
+// push), given the probe and the firing, where that firing is metered.
+func inMetered(measure func(m *Probe, f *Firing)) {
 	m := calib[pathMeter]
 	f := m.Begin()
-	if fr := f.frame(); fr == nil || fr == firstEnd || fr.probe != m {
-		m.End(&f)
-		return
+	if fr := f.frame(); fr != nil && fr != firstEnd && fr.probe == m {
+		measure(m, &f)
 	}
-	t1 := now()
-	for range unmeteredRun {
-		m.Wait(&f)
-		m.Woke(&f)
-	}
-	t2 := now()
-	for range unmeteredRun {
-		m.Mark(&f)
-	}
-	t3 := now()
-	t4 := now()
 	m.End(&f)
-	empty := nanos(t3, t4)
-	per := max(nanos(t1, t2)-empty, 0) / unmeteredRun
-	bracket.record(per, per)
-	per = max(nanos(t2, t3)-empty, 0) / unmeteredRun
-	stretchMark.record(per, per)
 }
 
 // calibrate resets the overheads and measures every path's on the calling
