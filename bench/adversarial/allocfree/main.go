@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/meterio/meter/bench/adversarial/internal/busy"
 	"github.com/meterio/meter/bench/adversarial/internal/truth"
 )
 
@@ -29,19 +30,6 @@ const (
 // sink keeps results alive, so that no loop is dropped.
 var sink uint64
 
-// mix is the own work of each function: rounds of a dependent
-// multiply-add, a few cycles each. It has no probe, so its time is its
-// callers' own time, as an inlined helper's is.
-//
-//meter:ignore
-func mix(x uint64, rounds int) uint64 {
-	for i := 0; i < rounds; i++ {
-		x = x*6364136223846793005 + 1442695040888963407
-		x ^= x >> 29
-	}
-	return x
-}
-
 //go:noinline
 func leaf2ns(x uint64) uint64 {
 	return x*2862933555777941757 + 3037000493
@@ -52,7 +40,7 @@ func step30ns(x uint64) uint64 {
 	for i := 0; i < callsIn30ns; i++ {
 		x = leaf2ns(x)
 	}
-	return mix(x, 14)
+	return busy.Spin(x, 14)
 }
 
 //go:noinline
@@ -60,7 +48,7 @@ func step300ns(x uint64) uint64 {
 	for i := 0; i < callsIn300ns; i++ {
 		x = step30ns(x)
 	}
-	return mix(x, 75)
+	return busy.Spin(x, 75)
 }
 
 //go:noinline
@@ -68,7 +56,7 @@ func step3us(x uint64) uint64 {
 	for i := 0; i < callsIn3us; i++ {
 		x = step300ns(x)
 	}
-	return mix(x, 380)
+	return busy.Spin(x, 380)
 }
 
 func main() {

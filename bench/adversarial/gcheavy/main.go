@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"runtime/debug"
 
+	"github.com/meterio/meter/bench/adversarial/internal/busy"
 	"github.com/meterio/meter/bench/adversarial/internal/truth"
 )
 
@@ -49,7 +50,7 @@ type cell struct {
 
 const (
 	steps      = 32 // objects allocated by each call of allocating
-	stepRounds = 16 // rounds of mix a step
+	stepRounds = 16 // rounds of busy.Spin a step
 	hops       = 4  // links followed by each call of walk
 )
 
@@ -59,18 +60,6 @@ var (
 	kept  *cell
 	sinks [4]uint64
 )
-
-// mix is the CPU work of allocating and computing. It has no probe, so
-// its time is its caller's, as an inlined helper's is.
-//
-//meter:ignore
-func mix(x uint64, rounds int) uint64 {
-	for i := 0; i < rounds; i++ {
-		x = x*6364136223846793005 + 1442695040888963407
-		x ^= x >> 29
-	}
-	return x
-}
 
 // build makes a complete tree of the given depth (2^depth−1 nodes),
 // appending each node to all.
@@ -112,7 +101,7 @@ func allocating(x uint64, at *node) uint64 {
 		x ^= kept.v // the list of the call before, dropped now
 	}
 	for j := 0; j < steps; j++ {
-		x = mix(x, stepRounds)
+		x = busy.Spin(x, stepRounds)
 		head = &cell{next: head, from: at, v: x, w: uint64(j)}
 	}
 	kept = head
@@ -122,7 +111,7 @@ func allocating(x uint64, at *node) uint64 {
 //go:noinline
 func computing(x uint64) uint64 {
 	for j := 0; j < steps; j++ {
-		x = mix(x, stepRounds)
+		x = busy.Spin(x, stepRounds)
 	}
 	return x
 }

@@ -30,22 +30,11 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/meterio/meter/bench/adversarial/internal/busy"
 	"github.com/meterio/meter/bench/adversarial/internal/truth"
 )
 
 var sink uint64
-
-// spin is the work of each function. It has no probe, so its time is its
-// callers' own time, as an inlined helper's is.
-//
-//meter:ignore
-func spin(x uint64, rounds int) uint64 {
-	for i := 0; i < rounds; i++ {
-		x = x*6364136223846793005 + 1442695040888963407
-		x ^= x >> 29
-	}
-	return x
-}
 
 // ---- The heap.
 
@@ -165,7 +154,7 @@ type node struct {
 //
 //go:noinline
 func build(depth int, seed uint64) *node {
-	n := &node{val: spin(seed, 3)}
+	n := &node{val: busy.Spin(seed, 3)}
 	if depth > 0 {
 		n.left = build(depth-1, seed*2+1)
 		n.right = build(depth-1, seed*2+2)
@@ -190,7 +179,7 @@ type tally struct{ sum uint64 }
 
 //go:noinline
 func (t *tally) visit(n *node) {
-	t.sum += spin(n.val, 4)
+	t.sum += busy.Spin(n.val, 4)
 }
 
 // ---- The interface.
@@ -201,16 +190,16 @@ type linear struct{ k uint64 }
 type poly struct{ rounds int }
 
 //go:noinline
-func (l linear) score(x uint64) uint64 { return spin(x*l.k, 4) }
+func (l linear) score(x uint64) uint64 { return busy.Spin(x*l.k, 4) }
 
 //go:noinline
-func (p poly) score(x uint64) uint64 { return spin(x, p.rounds) }
+func (p poly) score(x uint64) uint64 { return busy.Spin(x, p.rounds) }
 
 // ---- A long one.
 
 //go:noinline
 func checksum(x uint64) uint64 {
-	return spin(x, 40000)
+	return busy.Spin(x, 40000)
 }
 
 // ---- The rounds.
@@ -230,13 +219,13 @@ const (
 func round(i int, h *heap[task], xs []int, big []uint64, scorers []scorer) uint64 {
 	x := uint64(i)
 	for j := 0; j < heapOps; j++ {
-		h.push(task{pri: spin(x+uint64(j), 2) % 4096, id: i*heapOps + j})
+		h.push(task{pri: busy.Spin(x+uint64(j), 2) % 4096, id: i*heapOps + j})
 	}
 	for j := 0; j < heapOps; j++ {
 		x += h.pop().pri
 	}
 
-	ys := Map(xs, func(v int) float64 { return float64(spin(uint64(v)+x, 3)&1023) * 0.5 })
+	ys := Map(xs, func(v int) float64 { return float64(busy.Spin(uint64(v)+x, 3)&1023) * 0.5 })
 	zs := Filter(ys, func(f float64) bool { return uint64(f)%3 != 0 })
 	x += uint64(len(zs))
 
@@ -245,7 +234,7 @@ func round(i int, h *heap[task], xs []int, big []uint64, scorers []scorer) uint6
 	}
 
 	if i%reduceEvery == 0 {
-		x += Reduce(big, x, func(acc, v uint64) uint64 { return spin(acc^v, 6) })
+		x += Reduce(big, x, func(acc, v uint64) uint64 { return busy.Spin(acc^v, 6) })
 	}
 	if i%sumEvery == 0 {
 		x += checksum(x)
@@ -275,7 +264,7 @@ func main() {
 		return a.pri < b.pri || (a.pri == b.pri && a.id < b.id)
 	}, heapSize+heapOps)
 	for j := 0; j < heapSize; j++ {
-		h.push(task{pri: spin(uint64(j), 2) % 4096, id: -1 - j})
+		h.push(task{pri: busy.Spin(uint64(j), 2) % 4096, id: -1 - j})
 	}
 	xs := make([]int, sliceLen)
 	for j := range xs {

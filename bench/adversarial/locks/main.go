@@ -8,7 +8,7 @@
 // table (store, about 1.7 µs) after work of its own (outside). A sleeper
 // sleeps 100 µs (time.Sleep; the runtime wakes it later, often after a
 // ms) and does a little work at each wake (tick, about 1.7 µs) until the
-// others are done. (Times at about 1.4 ns a round of mix.)
+// others are done. (Times at about 1.4 ns a round of busy.Spin.)
 //
 // Eight goroutines on two Ps: a lock is often held when another goroutine
 // wants it, which then may spin for a moment (sync.(*Mutex).lockSlow, in a
@@ -34,6 +34,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/meterio/meter/bench/adversarial/internal/busy"
 	"github.com/meterio/meter/bench/adversarial/internal/truth"
 )
 
@@ -58,24 +59,12 @@ var (
 	sinks [workers + readers + 2]uint64
 )
 
-// mix is the CPU work of every function here, about 1.4 ns a round. It has
-// no probe, so its time is its caller's, as an inlined helper's is.
-//
-//meter:ignore
-func mix(x uint64, rounds int) uint64 {
-	for i := 0; i < rounds; i++ {
-		x = x*6364136223846793005 + 1442695040888963407
-		x ^= x >> 29
-	}
-	return x
-}
-
 // critical is the work done holding mu.
 //
 //go:noinline
 func critical(i int) {
 	k := i % len(shared)
-	shared[k] = mix(shared[k]+uint64(i), 1600)
+	shared[k] = busy.Spin(shared[k]+uint64(i), 1600)
 }
 
 // locked takes mu, waiting for it while another goroutine holds it.
@@ -91,7 +80,7 @@ func locked(i int) {
 //
 //go:noinline
 func outside(x uint64) uint64 {
-	return mix(x, 1200)
+	return busy.Spin(x, 1200)
 }
 
 //go:noinline
@@ -108,7 +97,7 @@ func worker(id, n int) {
 //
 //go:noinline
 func lookup(i int) uint64 {
-	return mix(table[i%len(table)], 800)
+	return busy.Spin(table[i%len(table)], 800)
 }
 
 //go:noinline
@@ -121,7 +110,7 @@ func readLocked(i int) uint64 {
 
 //go:noinline
 func think(x uint64) uint64 {
-	return mix(x, 400)
+	return busy.Spin(x, 400)
 }
 
 //go:noinline
@@ -138,7 +127,7 @@ func reader(id, n int) {
 //go:noinline
 func store(i int, x uint64) {
 	k := i % len(table)
-	table[k] = mix(table[k]^x, 1200)
+	table[k] = busy.Spin(table[k]^x, 1200)
 }
 
 //go:noinline
@@ -162,7 +151,7 @@ func writer(id, n int) {
 //
 //go:noinline
 func tick(x uint64) uint64 {
-	return mix(x, 1200)
+	return busy.Spin(x, 1200)
 }
 
 // sleeper sleeps 100 µs and ticks, over and over, until stop is set, and returns how

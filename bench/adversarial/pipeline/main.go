@@ -39,22 +39,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/meterio/meter/bench/adversarial/internal/busy"
 	"github.com/meterio/meter/bench/adversarial/internal/truth"
 )
 
 var sink uint64
-
-// spin is the CPU work of each stage. It has no probe, so its time is its
-// callers' own time, as an inlined helper's is.
-//
-//meter:ignore
-func spin(x uint64, rounds int) uint64 {
-	for i := 0; i < rounds; i++ {
-		x = x*6364136223846793005 + 1442695040888963407
-		x ^= x >> 29
-	}
-	return x
-}
 
 const (
 	nfields   = 8
@@ -111,7 +100,7 @@ func parse(line string) record {
 		field++
 	}
 	for f := range r.fields {
-		r.fields[f] = spin(r.fields[f], 200)
+		r.fields[f] = busy.Spin(r.fields[f], 200)
 	}
 	return r
 }
@@ -120,7 +109,7 @@ func parse(line string) record {
 func transform(r record) record {
 	var s uint64
 	for f := range r.fields {
-		r.fields[f] = spin(r.fields[f]^s, 500)
+		r.fields[f] = busy.Spin(r.fields[f]^s, 500)
 		s += r.fields[f]
 	}
 	r.score = s
@@ -135,7 +124,7 @@ type totals struct {
 //go:noinline
 func aggregate(t *totals, r record) {
 	t.byKey[r.key] += r.score
-	t.sum += spin(r.score, 1000)
+	t.sum += busy.Spin(r.score, 1000)
 }
 
 // timedOut is the aggregator's work when no record came within the
@@ -143,7 +132,7 @@ func aggregate(t *totals, r record) {
 //
 //go:noinline
 func timedOut(t *totals, n int) {
-	t.sum += spin(uint64(n), 100)
+	t.sum += busy.Spin(uint64(n), 100)
 }
 
 //go:noinline
@@ -163,7 +152,7 @@ func writeBatch(dir string, seq int, batch []record) error {
 //go:noinline
 func report(done int64, t0 time.Time) uint64 {
 	rate := float64(done) / time.Since(t0).Seconds()
-	return spin(uint64(rate), 1000)
+	return busy.Spin(uint64(rate), 1000)
 }
 
 // ---- The stages, each a goroutine.

@@ -34,26 +34,15 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/meterio/meter/bench/adversarial/internal/busy"
 	"github.com/meterio/meter/bench/adversarial/internal/truth"
 )
 
 var sink uint64
 
-// work is the CPU work of produce and digest. It has no probe, so its
-// time is theirs, as an inlined helper's is.
-//
-//meter:ignore
-func work(x uint64, rounds int) uint64 {
-	for i := 0; i < rounds; i++ {
-		x = x*6364136223846793005 + 1442695040888963407
-		x ^= x >> 29
-	}
-	return x
-}
-
 //go:noinline
 func produce(i int) uint64 {
-	return work(uint64(i), 16000)
+	return busy.Spin(uint64(i), 16000)
 }
 
 // receive reads one value from fd, a pipe in blocking mode: the read
@@ -78,7 +67,7 @@ func receive(fd int) uint64 {
 
 //go:noinline
 func digest(v uint64) uint64 {
-	return work(v, 8000)
+	return busy.Spin(v, 8000)
 }
 
 //go:noinline
