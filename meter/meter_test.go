@@ -698,26 +698,6 @@ func TestSystemCallWaitsAreNotOwnTime(t *testing.T) {
 	}
 }
 
-// A long stretch that held a system call and left the running state at
-// least about once a time slice ran for most of it (a main that opens a
-// file, then computes): it is charged as a long stretch taken off its P,
-// its wall time less its waits. One that left it too seldom for its
-// length may have waited in the call, and is left out.
-func TestLongStretchWithACallThatRanThrough(t *testing.T) {
-	var sys bool
-	var left int
-	wire(t, Chain{
-		Syscalled:   func() bool { s := sys; sys = false; return s },
-		Descheduled: func() int { n := left; left = 0; return n },
-		RunWait:     10 * us,
-	})
-	ran, blocked := newProbe(t, "ran"), newProbe(t, "blocked")
-	fire(ran, 0, func() { clk.Advance(100 * ms); sys, left = true, 10 })
-	checkRow(t, ran, 1, 100*ms, 100*ms-10*10*us)
-	fire(blocked, 0, func() { clk.Advance(100 * ms); sys, left = true, 2 })
-	checkRow(t, blocked, 1, 100*ms, 0)
-}
-
 // A wait of the function's own body, bracketed by Wait and Woke: where the
 // goroutine parked in it, or was taken off its P in it, the wait is left
 // out of own time, and the time before it and after it kept, where without

@@ -47,23 +47,6 @@ const maskedGap = 40_000_000
 // ms, and looks at least every 10 ms.
 const maxSlice = 20_000_000
 
-// timeSlice is how long sysmon lets a goroutine run before it takes it
-// off its P (forcePreemptNS in the runtime).
-const timeSlice = 10_000_000
-
-// ranThrough reports whether a stretch of l ns, in which the goroutine
-// also entered a system call, left the running state often enough, n
-// times, to have run for most of it: a goroutine that computes is taken
-// off its P at least every time slice, one blocked in a call is not. Then
-// at most a fifth of the stretch can have been the call's wait, and the
-// stretch is charged as one taken off its P (Frame.descheduled): a main
-// that opens a file, then computes for a second before its first timed
-// call. Short stretches, and one whose count may have gone round (a byte:
-// leftTimes), are left out, as any stretch that held a call.
-func ranThrough(l int64, n int) bool {
-	return l >= longStretch && l < 256*timeSlice && int64(n)*timeSlice*5/4 >= l
-}
-
 // leftTimes returns how many times a goroutine left the running state in
 // a long stretch of l ns whose byte count moved by n, modulo 256 (a
 // goroutine stopped for the collector's stack scans every few ms leaves it

@@ -59,7 +59,7 @@ func (f *Frame) closeStretch(t int64) {
 	}
 	switch n := engine.descheduled(f.left, left); {
 	case engine.waited(reason), n > 0 && sys:
-		f.waitedOrRan(t, n, reason, false)
+		f.leaveOut(t)
 	case n > 0 && !engine.working(n, reason):
 		f.descheduled(t, n, reason, false)
 	default:
@@ -78,21 +78,6 @@ func (f *Frame) closeStretch(t int64) {
 	}
 	f.mark, f.child, f.charger = t, 0, 0
 	f.left = left
-}
-
-// waitedOrRan ends f's stretch ending at tick t, in which its goroutine
-// parked (reason), or left the running state n times and made a system
-// call: left out, but for a long one that left it often enough to have
-// run throughout (ranThrough), charged as descheduled. Not inlined: the
-// stretches that take it are few, and those that do not stay short.
-//
-//go:noinline
-func (f *Frame) waitedOrRan(t int64, n int, reason uint8, between bool) {
-	if !engine.waited(reason) && ranThrough(nanos(f.mark, t), n) {
-		f.descheduled(t, n, reason, between)
-		return
-	}
-	f.leaveOut(t)
 }
 
 // leaveOut leaves f's stretch ending at tick t out of its own time: its
@@ -176,7 +161,7 @@ func (f *Frame) closeBetween(t int64) {
 	between := f.base >= 0
 	switch n := engine.descheduled(f.left, left); {
 	case engine.waited(reason), n > 0 && sys:
-		f.waitedOrRan(t, n, reason, between)
+		f.leaveOut(t)
 		f.restartCPU()
 	case n > 0 && !engine.working(n, reason):
 		f.descheduled(t, n, reason, between)
