@@ -515,14 +515,14 @@ func (f *Frame) woke(at int64) {
 			return
 		}
 		n = int(left - f.waitLeft)
-		parked, working = isWaitReason(r), n == 1 && isWorkReason(r)
+		parked, working = engine.waited(r), engine.working(n, r)
 		marks() // clears what the next stretch must not see
 	} else {
 		n, parked = engine.descheduled(0, 0), engine.waited(0)
-		working = engine.working(n, 0)
 		if n == 0 && !parked {
 			return
 		}
+		working = engine.working(n, 0)
 	}
 	t := now()
 	// Before the wait: a stretch that ran whole.
