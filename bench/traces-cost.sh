@@ -8,7 +8,8 @@
 # call paths, which take every span the pipeline hands over). Each count is
 # the difference between runs of N2 and N1 requests over N2−N1, which
 # cancels start-up; settings as bench/cost.sh's (hotspot thresholds scaled
-# by 50 for valgrind, GOMAXPROCS=1, no asynchronous preemption).
+# and sampler interval scaled by 50 for valgrind, GOMAXPROCS=1, no
+# asynchronous preemption).
 #
 #   bench/traces-cost.sh                    this checkout
 #   RUNTIME=DIR METERINJECT=DIR bench/traces-cost.sh
@@ -33,7 +34,7 @@ export GOWORK=off GOFLAGS=
 count() { # binary n [env...] → total instructions
 	local bin=$1 n=$2
 	shift 2
-	env GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 METER_HOTSPOT_THRESHOLD=500 METER_HOTSPOT_THRESHOLD_INHERENT=100 "$@" \
+	env GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 METER_HOTSPOT_THRESHOLD=500 METER_HOTSPOT_THRESHOLD_INHERENT=100 METER_SAMPLER_INTERVAL=50000 "$@" \
 		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$bin" -n "$n" >/dev/null 2>&1
 	callgrind_annotate "$tmp/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1; exit}'
 }

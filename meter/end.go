@@ -136,14 +136,16 @@ func (p *Probe) end(fr *Frame) int64 {
 	if fr.how == meterSpot || engine.hotspot != nil || engine.budget != nil {
 		// A verdict takes microseconds (decide reads every probe): that
 		// time is the engine's, not the parent's.
-		if slow := judge(p, fr.how == meterSpot, incl, max(own, 0), n, t); slow > 0 && pf != nil {
+		// Own time is at most the firing's time here, where the sampler's
+		// estimate of a stretch left out (leaveOut) holds more.
+		if slow := judge(p, fr.how == meterSpot, incl, min(max(own, 0), incl), n, t); slow > 0 && pf != nil {
 			pf.over += slow
 		}
 	}
 	if g.trace != 0 {
 		if fr.span >= 0 {
 			s := &g.spans[fr.span]
-			s.End, s.Inherent = t, max(own, 0)
+			s.End, s.Inherent = t, min(max(own, 0), incl)
 		}
 		if d < g.trace {
 			g.endTrace()

@@ -3,6 +3,7 @@ package meter
 import (
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Goroutine is the metering state of one runtime g. Only the goroutine
@@ -49,7 +50,11 @@ type Goroutine struct {
 
 	join *joinState // its side of the trace it is in, across goroutines (join.go); nil before its first trace
 
-	_ [8]byte // to whole cache lines (lines_test.go)
+	// ran is the CPU time, in ns, that the sampler (sampler.go) has seen
+	// the goroutine run since its innermost metered firing's current
+	// stretch began, which clears it. The sampler adds to it with a
+	// locked add; the goroutine reads and clears it with plain accesses.
+	ran uint64
 }
 
 // Frame is one metered firing on a goroutine's stack.
@@ -93,11 +98,13 @@ type Frame struct {
 	cpu int64
 	// waitAt is the tick at which its function, innermost, was about to
 	// block in its own body (Probe.Wait); 0: not since its current stretch
-	// began. waitLeft is the goroutine's count of leaving the running state
-	// then.
-	waitAt   int64
+	// began.
+	waitAt  int64
+	waitRan uint64 // the goroutine's ran (sampler.go) at waitAt
+	// waitLeft is the goroutine's count of leaving the running state at
+	// waitAt.
 	waitLeft uint8
-	_        [47]byte // to whole cache lines (lines_test.go)
+	_        [39]byte // to whole cache lines (lines_test.go)
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:
@@ -116,9 +123,15 @@ type gentry struct {
 	val atomic.Pointer[Goroutine]
 }
 
+// gentrySize is a gentry's size, for the assembly that walks the table.
+const gentrySize = unsafe.Sizeof(gentry{})
+
 var (
 	gtab atomic.Pointer[gtable]
 	gmu  sync.Mutex
+	// retired keeps the tables that grew into the next alive: the sampler
+	// reads the table on a thread the collector does not see.
+	retired []*gtable
 )
 
 func init() { gtab.Store(newGTable(1024)) }
@@ -168,6 +181,7 @@ func insert(g uintptr) *Goroutine {
 			}
 		}
 		n.count = t.count
+		retired = append(retired, t) // the sampler may still be reading it (sampler.go)
 		gtab.Store(n)
 		t = n
 	}

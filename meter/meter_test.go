@@ -574,7 +574,7 @@ func TestCheckpointsKeepStretchesShort(t *testing.T) {
 func TestDescheduledStretchChargedByItsChildren(t *testing.T) {
 	var left int
 	wire(t, Chain{Descheduled: func() int { n := left; left = 0; return n }, RunWait: 4 * ms})
-	f := &Frame{}
+	f := &Frame{g: &Goroutine{}}
 	stretch := func(start, end, children int64, times int) {
 		f.openStretch(start)
 		f.base = 0         // began at a metered child's end, which cost nothing here
@@ -589,7 +589,7 @@ func TestDescheduledStretchChargedByItsChildren(t *testing.T) {
 	}
 	// Without that history, the rule of long stretches: 30 ms less a wait
 	// and the children.
-	f = &Frame{}
+	f = &Frame{g: &Goroutine{}}
 	stretch(0, 30*ms, 16*us, 1)
 	if want := int64(30*ms - 4*ms - 16*us); f.own != want {
 		t.Fatalf("own %d ns with no history, want %d", f.own, want)
@@ -809,6 +809,44 @@ func TestLongStretchCountWraps(t *testing.T) {
 	} {
 		if got := leftTimes(c.l, c.n, c.w); got != c.want {
 			t.Errorf("leftTimes(%d, %d, %d) = %d, want %d", c.l, c.n, c.w, got, c.want)
+		}
+	}
+}
+
+// A stretch left out as a wait keeps, as own time, what the sampler saw
+// the goroutine run in it (Goroutine.ran, sampler.go), less what was
+// charged to the stretch; unclamped, so that over many stretches it is
+// the CPU time they held. A bracketed wait keeps what the sampler saw
+// since its Wait.
+func TestLeftOutStretchKeepsWhatTheSamplerSaw(t *testing.T) {
+	var parked bool
+	wire(t, Chain{Parked: func() bool { p := parked; parked = false; return p }})
+	outer, inner := newProbe(t, "outer"), newProbe(t, "inner")
+	g := current()
+	g.ran = 5 * ms // seen before the firing: not its own
+	f := outer.Begin()
+	clk.Advance(1 * ms) // computes, parks in a call without probes, computes
+	g.ran += 30 * us
+	parked = true
+	fire(inner, 2*us, nil) // the stretch closes at the child: 30 µs kept
+	clk.Advance(100 * us)  // parks; one look, a millisecond after the last, saw it run
+	g.ran += 1 * ms
+	parked = true
+	fire(inner, 2*us, nil) // 1 ms kept: more than the stretch held
+	clk.Advance(3 * us)    // work
+	g.ran += 2 * us        // seen before the wait: the stretch's own, timed
+	outer.Wait(&f)
+	clk.Advance(400 * us) // the wait
+	g.ran += 1 * us
+	parked = true
+	outer.Woke(&f) // 3 µs before the wait, 1 µs in it
+	clk.Advance(6 * us)
+	outer.End(&f)
+	total := int64(1*ms) + 2*us + 100*us + 2*us + 3*us + 400*us + 6*us
+	checkRow(t, outer, 1, total, 30*us+1*ms+3*us+1*us+6*us)
+	for _, r := range Take().Rows {
+		if want := int64(1*ms - 30*us + 0 + 400*us - 1*us); r.Probe == outer.Name() && r.Waited != want {
+			t.Errorf("outer waited %d ns, want %d", r.Waited, want)
 		}
 	}
 }

@@ -35,6 +35,7 @@ var disturbed atomic.Int64
 // be f's.
 func (f *Frame) openStretch(t int64) {
 	f.mark, f.child, f.base, f.charger = t, 0, -1, 0
+	f.g.ran = 0
 	if engine.manual == nil { // engine.marks, written out: a second call would keep it from being inlined
 		f.left, _, _ = marks()
 	} else {
@@ -81,10 +82,18 @@ func (f *Frame) closeStretch(t int64) {
 }
 
 // leaveOut leaves f's stretch ending at tick t out of its own time: its
-// goroutine waited in it (parked, or in a system call).
+// goroutine waited in it (parked, or in a system call). What the sampler
+// saw it run in the stretch (sampler.go), less what was charged to the
+// stretch, stays own time. That is an estimate, unbiased over many
+// stretches and not clamped to the stretch's time: a stretch of 100 µs
+// that a look every millisecond finds running holds a millisecond, as
+// nine stretches in ten that no look found hold none.
 func (f *Frame) leaveOut(t int64) {
 	disturbed.Add(1)
-	f.waited += nanos(f.mark, t)
+	wall := nanos(f.mark, t)
+	ran := max(int64(f.g.ran)-f.child, 0)
+	f.own += ran
+	f.waited += max(wall-ran, 0)
 }
 
 // ranWhole returns the time of f's stretch that ran whole (its goroutine
@@ -411,6 +420,7 @@ func checkpoint(pos, pc uintptr) {
 		f := g.frames[g.depth-1]
 		f.closeBetween(now())
 		f.base = 0
+		g.ran = 0
 	}
 	g.release()
 }
@@ -468,6 +478,7 @@ func (p *Probe) Wait(f *Firing) {
 	g.acquire()
 	if d := fr.index; d == g.depth-1 && fr.probe == p && fr.cpu == 0 {
 		fr.waitAt = now()
+		fr.waitRan = g.ran
 		if engine.manual == nil {
 			fr.waitLeft, _, _ = peekMarks()
 		}
@@ -512,6 +523,7 @@ func (f *Frame) woke(at int64) {
 			// stretch is one, closed by the rules.
 			f.closeBetween(now())
 			f.base = 0
+			f.g.ran = 0
 			return
 		}
 		n = int(left - f.waitLeft)
@@ -531,14 +543,16 @@ func (f *Frame) woke(at int64) {
 		f.bare += d
 	}
 	f.own += d
-	// The wait.
+	// The wait: what the sampler saw run in it is what it saw since Wait.
 	f.mark, f.child, f.base, f.charger = at, 0, -1, 0
 	if parked || n > 0 && !working {
+		f.g.ran -= min(f.waitRan, f.g.ran)
 		f.leaveOut(t) // off the CPU in a wait: waiting, parked or ready to run
 	} else {
 		f.own += nanos(at, t)
 	}
 	f.mark, f.base, f.left = t, 0, left
+	f.g.ran = 0
 }
 
 // Mark ends the current stretch of the firing *f of p, and begins the
@@ -561,6 +575,7 @@ func (p *Probe) Mark(f *Firing) {
 		fr.closeBetween(now())
 		c := stretchMark.inner.Load() // what the mark costs the stretch it begins
 		fr.child, fr.base = c, c
+		g.ran = 0
 	}
 	g.release()
 }

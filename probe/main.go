@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/meterio/meter/meter"
 )
@@ -28,6 +29,9 @@ func Main() {
 	mainOnce.Do(func() {
 		setupOnce.Do(setup)
 		checkExports()
+		if config.Enabled && config.SamplerInterval > 0 {
+			meter.StartSampler(time.Duration(config.SamplerInterval))
+		}
 		watchSignals()
 		announce()
 		checkLive(stderr) // live.go: every init has run, so a missing live page is known

@@ -51,6 +51,8 @@ type Config struct {
 
 	TraceMax int64
 
+	SamplerInterval int64 // ns, mean interval of the sampler's looks; 0: off
+
 	PprofLabels bool
 
 	ExportCSV      string
@@ -82,6 +84,7 @@ func Defaults() Config {
 		FlowcheckUpper:           flowcheck.DefaultUpper,
 		SpotcheckInterval:        spotcheck.DefaultInterval,
 		TraceMax:                 10000,
+		SamplerInterval:          1_000_000,
 	}
 }
 
@@ -124,6 +127,7 @@ var Properties = []Property{
 	{"METER_SPOTCHECK_INTERVAL", "10000", "every Nth firing of a disabled probe is metered; a hot one enables the probe again"},
 	{"METER_TRACE_MAX", "10000", "firings metered in one trace at most (≤ 100000)"},
 	{"METER_PPROF_LABELS", "false", "label goroutines with the trace they run (an allocation per trace start)"},
+	{"METER_SAMPLER_INTERVAL", "1000", "µs, mean interval at which a thread of a program looks at which goroutines run: the CPU time of stretches left out as waits; 0: off"},
 	{"METER_EXPORT_CSV", "(none)", "path: the performance model, at exit and each interval"},
 	{"METER_EXPORT_PPROF", "(none)", "path: metered call paths as a pprof profile"},
 	{"METER_EXPORT_OTLP", "false", "traces and the model over OTLP (needs the otlp import)"},
@@ -291,6 +295,7 @@ func Load(lookup func(string) (string, bool), errs io.Writer) Config {
 	p.integer("METER_SPOTCHECK_INTERVAL", &c.SpotcheckInterval, 1, spotcheck.MaxInterval)
 	p.integer("METER_TRACE_MAX", &c.TraceMax, 1, MaxTraceMax)
 	p.boolean("METER_PPROF_LABELS", &c.PprofLabels)
+	p.micros("METER_SAMPLER_INTERVAL", &c.SamplerInterval, false)
 
 	if v, ok := lookup("METER_EXPORT_CSV"); ok {
 		c.ExportCSV = v

@@ -1,0 +1,114 @@
+//go:build linux && !race
+
+#include "textflag.h"
+#include "go_asm.h"
+
+// The sampler (sampler_linux_amd64.go). It runs in the system call state:
+// nothing here may grow the stack, call Go, or touch R14 and R15.
+
+#define SYS_nanosleep 35
+#define SYS_clock_gettime 228
+#define GSTATUS_MASK $0xFFFFEFFF // without _Gscan
+#define GRUNNING $2
+
+// func sampleOnce(weight uint64)
+//
+// weight is in ns.
+TEXT ·sampleOnce(SB), NOSPLIT, $0-8
+	MOVQ weight+0(FP), BX
+	MOVQ ·gtab(SB), R8
+	MOVQ gtable_entries(R8), R9     // the entries
+	MOVQ gtable_entries+8(R8), R10  // how many
+	MOVQ ·statusOffset(SB), R11
+	TESTQ R11, R11
+	JEQ  done
+scan:
+	TESTQ R10, R10
+	JEQ  done
+	MOVQ gentry_key(R9), CX
+	TESTQ CX, CX
+	JEQ  next
+	MOVQ gentry_val(R9), DX
+	TESTQ DX, DX
+	JEQ  next
+	CMPL Goroutine_depth(DX), $0
+	JLE  next
+	MOVL (CX)(R11*1), AX
+	ANDL GSTATUS_MASK, AX
+	CMPL AX, GRUNNING
+	JNE  next
+	LOCK
+	ADDQ BX, Goroutine_ran(DX)
+next:
+	ADDQ $const_gentrySize, R9
+	DECQ R10
+	JMP  scan
+done:
+	RET
+
+// func sampleLoop(us int64)
+//
+// Never returns. Each look weighs the time since the one before, read
+// from CLOCK_MONOTONIC: a sleep ends late on a busy machine, and a look's
+// weight must be the time it stands for. The frame: the argument of
+// sampleOnce at 0(SP), the timespec of nanosleep at 8(SP), the time of
+// the last look at 24(SP).
+TEXT ·sampleLoop(SB), NOSPLIT, $32-8
+	MOVQ us+0(FP), R12
+	MOVQ ·sampleSeed(SB), R13
+	CALL monotonic<>(SB)
+	MOVQ AX, 24(SP)
+loop:
+	// The mean interval, µs: us, times the table's size over 1,024 past it.
+	MOVQ ·gtab(SB), R8
+	MOVQ gtable_entries+8(R8), AX
+	SHRQ $10, AX
+	IMULQ R12, AX
+	CMPQ AX, R12
+	CMOVQLT R12, AX
+	// xorshift64
+	MOVQ R13, CX
+	SHRQ $12, CX
+	XORQ CX, R13
+	MOVQ R13, CX
+	SHLQ $25, CX
+	XORQ CX, R13
+	MOVQ R13, CX
+	SHRQ $27, CX
+	XORQ CX, R13
+	// The sleep, ns: uniform in [mean/2, 3·mean/2).
+	IMULQ $1000, AX
+	MOVQ R13, CX
+	SHRQ $32, CX
+	IMULQ AX, CX
+	SHRQ $32, CX
+	SHRQ $1, AX
+	ADDQ CX, AX
+	XORL DX, DX
+	MOVQ $1000000000, CX
+	DIVQ CX
+	MOVQ AX, 8(SP)  // s
+	MOVQ DX, 16(SP) // ns
+	LEAQ 8(SP), DI
+	XORL SI, SI
+	MOVL $SYS_nanosleep, AX
+	SYSCALL
+	CALL monotonic<>(SB)
+	MOVQ AX, CX
+	SUBQ 24(SP), CX
+	MOVQ AX, 24(SP)
+	MOVQ CX, 0(SP) // the look's weight: ns since the last
+	CALL ·sampleOnce(SB)
+	JMP  loop
+
+// monotonic returns CLOCK_MONOTONIC in AX, ns, through the system call
+// (the vDSO needs a Go stack). It uses AX, CX, DX, SI, DI, R11.
+TEXT monotonic<>(SB), NOSPLIT, $16-0
+	MOVL $1, DI // CLOCK_MONOTONIC
+	LEAQ 0(SP), SI
+	MOVL $SYS_clock_gettime, AX
+	SYSCALL
+	MOVQ 0(SP), AX
+	IMULQ $1000000000, AX
+	ADDQ 8(SP), AX
+	RET

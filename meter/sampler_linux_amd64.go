@@ -1,0 +1,122 @@
+//go:build linux && amd64 && !race
+
+package meter
+
+import (
+	"runtime"
+	"sync/atomic"
+	"time"
+	"unsafe"
+	_ "unsafe" // go:linkname
+)
+
+// The sampler. A stretch in which the goroutine parked (or made a system
+// call and lost its P) is left out of its firing's own time: its wall time
+// holds the wait. But it also holds CPU time: a call into code without
+// probes (an HTTP client's Do, a file read and its parse) computes, parks,
+// and computes again in one stretch. The sampler looks, at random times,
+// at which goroutines run, and a goroutine seen running adds the time
+// since the last look to its state (Goroutine.ran): over many
+// stretches that is the CPU time they held, and a stretch left out keeps
+// it as own time (stretch.go, leaveOut).
+//
+// The sampler runs on a thread of its own, not among the goroutines the
+// scheduler runs: a goroutine that sleeps and wakes on a timer runs only
+// when its P next schedules, and takes that P from the goroutine it would
+// have seen running, which would bias every look. So it enters the system
+// call state once, as a goroutine blocked in a system call does, and never
+// leaves it: the runtime takes its P away and leaves its thread to it.
+// From then on it runs only assembly (sampler_amd64.s) that sleeps in
+// nanosleep(2) for a random time, uniform between half and one and a half
+// of the mean, and reads the goroutine table: a goroutine with a metered
+// firing open whose g's status is running is seen running. It writes only
+// the states' counters, and reads only memory that is never freed: g
+// structs, the states, and the tables (the retired ones are kept alive).
+//
+// The mean interval is METER_SAMPLER_INTERVAL (1 ms), longer where the
+// goroutine table is large: one look reads every entry, about a
+// nanosecond each, and the interval grows with the table past 1,024
+// entries so that the sampler takes about a thousandth of a core.
+// A goroutine whose thread waits for a core while its g runs is seen
+// running: the estimate is wall time spent running, as the rest of own
+// time is.
+
+// statusOffset is the place in g of its status word; 0: not found.
+var statusOffset uintptr
+
+// sampling is set once the sampler runs.
+var sampling atomic.Bool
+
+// sampleSeed seeds the sampler's generator of intervals.
+var sampleSeed uint64
+
+//go:linkname entersyscall runtime.entersyscall
+func entersyscall()
+
+// sampleLoop sleeps and looks, for ever, at a mean interval of us µs at
+// the smallest table (sampler_amd64.s).
+func sampleLoop(us int64)
+
+// sampleOnce looks once: every goroutine with a metered firing open whose
+// g runs gets weight ns (sampler_amd64.s).
+func sampleOnce(weight uint64)
+
+// StartSampler starts the sampler with the mean interval d, once; it
+// reports whether the sampler runs. It does not where g's status was not
+// found where this runtime keeps it.
+func StartSampler(d time.Duration) bool {
+	if d < time.Microsecond || !findStatus() {
+		return false
+	}
+	if sampling.Swap(true) {
+		return true
+	}
+	sampleSeed = uint64(time.Now().UnixNano()) | 1
+	go sampler(int64(d / time.Microsecond))
+	return true
+}
+
+// sampler is the sampler's goroutine: in the system call state for good.
+//
+//go:nosplit
+func sampler(us int64) {
+	entersyscall()
+	sampleLoop(us)
+}
+
+// findStatus sets statusOffset: the 32-bit word before the stack lock
+// that precedes goid, as it has been since Go 1.18; it must read 2
+// (running) on the running goroutine, and 4 (waiting) on one parked.
+func findStatus() bool {
+	if statusOffset != 0 {
+		return true
+	}
+	findGoid()
+	if goidOffset < 16 {
+		return false
+	}
+	o := goidOffset - 8
+	status := func(g unsafe.Pointer) uint32 { return atomic.LoadUint32((*uint32)(unsafe.Add(g, o))) }
+	if status(getgp()) != 2 {
+		return false
+	}
+	gp, release := make(chan unsafe.Pointer), make(chan struct{})
+	go func() {
+		gp <- getgp()
+		<-release
+	}()
+	g := <-gp
+	seen := false
+	for range 1000 {
+		if status(g) == 4 {
+			seen = true
+			break
+		}
+		runtime.Gosched()
+	}
+	close(release)
+	if seen {
+		statusOffset = o
+	}
+	return seen
+}

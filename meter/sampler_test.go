@@ -1,0 +1,127 @@
+//go:build linux && amd64 && !race
+
+package meter
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// One look of the sampler adds its weight to each goroutine that has a
+// metered firing open and runs: not to one parked, nor to one that runs
+// with no firing open. The status word of g is where findStatus says.
+func TestSamplerLooksAtRunningGoroutines(t *testing.T) {
+	if !findStatus() {
+		t.Fatal("the status word of the runtime's g was not found")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
+	wire(t, Chain{})
+	p := newProbe(t, "spinner")
+	var (
+		state   atomic.Pointer[Goroutine]
+		gp      atomic.Pointer[byte]
+		phase   atomic.Int32 // the spinner's: 1 spinning in a firing, 2 parked, 3 spinning outside
+		next    atomic.Int32 // the test's: the phase to go to
+		release = make(chan struct{})
+		done    = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		state.Store(current())
+		gp.Store((*byte)(getgp()))
+		f := p.Begin()
+		phase.Store(1)
+		for next.Load() < 2 {
+		}
+		phase.Store(2)
+		<-release
+		p.End(&f)
+		phase.Store(3)
+		for next.Load() < 4 {
+		}
+	}()
+	status := func() uint32 {
+		return atomic.LoadUint32((*uint32)(unsafe.Add(unsafe.Pointer(gp.Load()), statusOffset)))
+	}
+	for phase.Load() != 1 {
+		runtime.Gosched()
+	}
+	st := state.Load()
+	for st.ran == 0 { // the spinner may be taken off its P for a moment
+		sampleOnce(1000)
+	}
+	if r := atomic.LoadUint64(&st.ran); r%1000 != 0 || r == 0 {
+		t.Fatalf("a running goroutine in a firing got %d ns, want a multiple of the weight", r)
+	}
+	next.Store(2)
+	for phase.Load() != 2 || status()&^0x1000 != 4 {
+		runtime.Gosched()
+	}
+	before := atomic.LoadUint64(&st.ran)
+	sampleOnce(1000)
+	if r := atomic.LoadUint64(&st.ran); r != before {
+		t.Errorf("a parked goroutine got %d ns", r-before)
+	}
+	close(release)
+	for phase.Load() != 3 {
+		runtime.Gosched()
+	}
+	before = atomic.LoadUint64(&st.ran)
+	for range 100 {
+		sampleOnce(1000)
+	}
+	if r := atomic.LoadUint64(&st.ran); r != before {
+		t.Errorf("a goroutine with no firing open got %d ns", r-before)
+	}
+	next.Store(4)
+	<-done
+}
+
+// The sampler runs on its own thread in the system call state: in a
+// process of its own (the test binary again), it sees a goroutine that
+// computes in a firing, while the collector runs, stacks are dumped and
+// goroutines come and go; and the process exits normally.
+func TestSamplerRuns(t *testing.T) {
+	if os.Getenv("METER_TEST_SAMPLER") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSamplerRuns$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "METER_TEST_SAMPLER=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("sampler: seen")) {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	wire(t, Chain{})
+	if !StartSampler(100 * time.Microsecond) {
+		t.Fatal("the sampler does not start")
+	}
+	if !StartSampler(100 * time.Microsecond) {
+		t.Fatal("a second start does not report the sampler running")
+	}
+	p := newProbe(t, "spinner")
+	f := p.Begin()
+	g := current()
+	buf := make([]byte, 1<<20)
+	var wg sync.WaitGroup
+	for i := 0; atomic.LoadUint64(&g.ran) == 0; i++ {
+		// Work that allocates, collects, dumps every stack, and starts
+		// goroutines, until a look sees this one run.
+		if i%1000 == 0 {
+			runtime.GC()
+			runtime.Stack(buf, true)
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = make([]byte, 64) }()
+	}
+	wg.Wait()
+	p.End(&f)
+	fmt.Println("sampler: seen")
+}
