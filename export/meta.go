@@ -60,6 +60,11 @@ func writeMeta(w io.Writer, s meter.Snapshot) error {
 	} else {
 		line(schema.MetaWaits, "not seen")
 	}
+	if s.Sampler > 0 {
+		line(schema.MetaSampler, time.Duration(s.Sampler).String())
+	} else {
+		line(schema.MetaSampler, "off")
+	}
 	num(schema.MetaInterrupted, s.Interrupted)
 	num(schema.MetaOvercharged, s.Overcharged)
 	if o := s.Overheads; o != [3][2]int64{} {

@@ -122,7 +122,7 @@ func (p *Probe) end(fr *Frame) int64 {
 	if fr.weight > 1 {
 		incl, own = interrupted(p, incl, own)
 	}
-	if fr.waited > 0 && fr.weight > 0 {
+	if fr.waited != 0 && fr.weight > 0 {
 		p.waited.Add(fr.waited * int64(fr.weight))
 	}
 	n := p.stats.record(incl, own, fr.weight)

@@ -1,6 +1,7 @@
 package meter
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 
@@ -620,4 +621,40 @@ func TestUnmeteredFiringsChargeTheirMetering(t *testing.T) {
 	})
 	checkRow(t, parent, 2, 1*us+200+100*(1*us+5), 200)
 	checkRow(t, p, 101, 101*us, 101*us)
+}
+
+// A probe whose calls wait affords its metering out of the time they hold
+// their goroutine, own time and waits: 100 ns is more than 2% of its 1 µs
+// of own time, but not of the 101 µs a call holds, and it is metered at
+// every call, where the sampler (sampler.go) can see its CPU time. Without
+// the wait (a call of 1 µs) it is sampled.
+func TestWaitingProbeAffordsMetering(t *testing.T) {
+	for _, waits := range []bool{true, false} {
+		t.Run(fmt.Sprintf("waits=%v", waits), func(t *testing.T) {
+			h := hot()
+			h.Sample, h.Cost, h.SampleShare = 10, 0.02, 0.001
+			var parked bool
+			wire(t, Chain{Hotspot: h, Parked: func() bool { p := parked; parked = false; return p }})
+			setOverhead(pathMeter, 0, 100)
+			p := newProbe(t, "client")
+			for range h.Initial {
+				f := p.Begin()
+				clk.Advance(1 * us)
+				if waits {
+					p.Wait(&f)
+					clk.Advance(100 * us)
+					parked = true
+					p.Woke(&f)
+				}
+				p.End(&f)
+			}
+			want := Timed
+			if !waits {
+				want = Sampled
+			}
+			if s := p.State(); s != want {
+				t.Fatalf("state %d, want %d", s, want)
+			}
+		})
+	}
 }

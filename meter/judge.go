@@ -67,7 +67,7 @@ func judge(p *Probe, spot bool, incl, inh, n, t int64) (slow int64) {
 //   - hot on average (mean inclusive and own times at or above the
 //     thresholds): metered at every firing for good (label hotspot), its
 //     balance restored, where metering costs at most hotspot's Cost of its
-//     own time, else sampled;
+//     own time and waits, else sampled;
 //   - its own time is below the share threshold of the time it has been
 //     running (a root, the entry of a unit of work, never is): disabled.
 //     A call's own time counts as at least what a clock read inside a
@@ -78,8 +78,8 @@ func judge(p *Probe, spot bool, incl, inh, n, t int64) (slow int64) {
 //     untimed limit (their own time the more so), or their own time below
 //     it and their inclusive time within untimedReach times it: untimed,
 //     counted;
-//   - metering it costs at most Cost of its own time: metered at every
-//     firing (no label);
+//   - metering it costs at most Cost of the time its calls hold their
+//     goroutine (own time and waits): metered at every firing (no label);
 //   - else sampled.
 //
 // Under a trace gate a probe is metered in traces only: the verdict is
@@ -100,6 +100,11 @@ func decide(p *Probe, t int64) {
 	wtotal, wown := sum.trimmed(calls)
 	inclAvg := int64(wtotal / float64(n))
 	ownAvg := int64(max(wown+float64(sum.back+givenBack(p)), 0) / float64(n))
+	// What a call holds its goroutine: its own time and its waits. A call
+	// that waits affords its metering out of both: the sampler sees only
+	// metered firings, and a sampled probe's waits would hide its CPU time
+	// in its caller's stretches.
+	heldAvg := ownAvg + max(p.waited.Load(), 0)/int64(n)
 	typical := min(inclAvg, sum.typical())
 	span := nanos(p.first.Load(), t)
 	cost := overhead[pathMeter].outer.Load()
@@ -107,7 +112,7 @@ func decide(p *Probe, t int64) {
 	switch {
 	case h.Hot(typical, ownAvg):
 		to = Timed
-		if !engine.gated && !h.Affords(ownAvg, cost) {
+		if !engine.gated && !h.Affords(heldAvg, cost) {
 			to = Sampled
 		}
 	case !p.root.Load() && !h.Keep(max(ownAvg, resolution())*calls, span):
@@ -116,7 +121,7 @@ func decide(p *Probe, t int64) {
 		to = Timed
 	case untimedBy(typical, ownAvg):
 		to = Untimed
-	case h.Affords(ownAvg, cost) || h.Sample <= 0:
+	case h.Affords(heldAvg, cost) || h.Sample <= 0:
 		to = Timed
 	default:
 		to = Sampled

@@ -815,8 +815,8 @@ func TestLongStretchCountWraps(t *testing.T) {
 
 // A stretch left out as a wait keeps, as own time, what the sampler saw
 // the goroutine run in it (Goroutine.ran, sampler.go), less what was
-// charged to the stretch; unclamped, so that over many stretches it is
-// the CPU time they held. A bracketed wait keeps what the sampler saw
+// charged to the stretch; clamped neither to the stretch's time nor at
+// zero, so that over many stretches it is the CPU time they held. A bracketed wait keeps what the sampler saw
 // since its Wait.
 func TestLeftOutStretchKeepsWhatTheSamplerSaw(t *testing.T) {
 	var parked bool
@@ -845,8 +845,19 @@ func TestLeftOutStretchKeepsWhatTheSamplerSaw(t *testing.T) {
 	total := int64(1*ms) + 2*us + 100*us + 2*us + 3*us + 400*us + 6*us
 	checkRow(t, outer, 1, total, 30*us+1*ms+3*us+1*us+6*us)
 	for _, r := range Take().Rows {
-		if want := int64(1*ms - 30*us + 0 + 400*us - 1*us); r.Probe == outer.Name() && r.Waited != want {
+		// What was not seen running is the wait: less than nothing in the
+		// stretch that a look found, so that the sum is unbiased too.
+		if want := int64(1*ms - 30*us + 100*us - 1*ms + 400*us - 1*us); r.Probe == outer.Name() && r.Waited != want {
 			t.Errorf("outer waited %d ns, want %d", r.Waited, want)
 		}
+	}
+	// A stretch that no look found gives back what its unmetered sampled
+	// children were charged: their time is in the looks of other stretches.
+	fr := &Frame{g: &Goroutine{}}
+	fr.openStretch(0)
+	fr.child = 50 * us
+	fr.leaveOut(1 * ms)
+	if fr.own != -50*us || fr.waited != 1*ms {
+		t.Errorf("a stretch no look found: own %d, waited %d; want %d, %d", fr.own, fr.waited, -50*us, 1*ms)
 	}
 }

@@ -47,6 +47,9 @@ var statusOffset uintptr
 // sampling is set once the sampler runs.
 var sampling atomic.Bool
 
+// samplerInterval is the sampler's mean interval, in ns, once it runs.
+var samplerInterval atomic.Int64
+
 // sampleSeed seeds the sampler's generator of intervals.
 var sampleSeed uint64
 
@@ -72,6 +75,7 @@ func StartSampler(d time.Duration) bool {
 		return true
 	}
 	sampleSeed = uint64(time.Now().UnixNano()) | 1
+	samplerInterval.Store(int64(d / time.Microsecond * time.Microsecond))
 	go sampler(int64(d / time.Microsecond))
 	return true
 }

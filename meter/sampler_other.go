@@ -2,7 +2,13 @@
 
 package meter
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
+
+// samplerInterval stays 0: no sampler.
+var samplerInterval atomic.Int64
 
 // StartSampler does nothing here: the sampler (sampler_linux_amd64.go)
 // runs on Linux on amd64, without the race detector. A stretch in which

@@ -72,6 +72,7 @@ type Snapshot struct {
 	Unfollowed       int64       // trace parts, and firings in them, that found the pool of marks dry: goroutines started there did not join (join.go)
 	Descheduled      int64       // stretches charged their wall time less run-queue waits: the scheduler took the goroutine off its P in them (sched.go)
 	WaitsSeen        bool        // the engine tells waits from work (wait_amd64.go); false: own time holds waits
+	Sampler          int64       // ns, the sampler's mean interval (sampler_linux_amd64.go); 0: no sampler
 	Interrupted      int64       // selected firings whose own time held an interruption, kept at their probe's mean (end.go)
 	Overcharged      int64       // stretches shorter than the estimate of the sampled probe's calls in them, the excess taken off the probe (stretch.go)
 	Dropped          int64       // spans the export path dropped
@@ -105,6 +106,7 @@ func Take() Snapshot {
 		SyscallStretches: syscallStretches.Load(),
 		Unfollowed:       unfollowed.Load(),
 		WaitsSeen:        waitsSeen(),
+		Sampler:          samplerInterval.Load(),
 		Descheduled:      descheduled.Load(),
 		Interrupted:      interruptions.Load(),
 		Overcharged:      overcharges.Load(),
@@ -183,13 +185,13 @@ func (p *Probe) row() Row {
 		}
 		r.Total, r.InherentTotal = int64(math.Round(max(wtotal, 0))), int64(math.Round(max(wown+float64(back), 0)))
 		r.Count = max(r.Count, t.wsum)
-		r.Waited = p.waited.Load()
+		r.Waited = max(p.waited.Load(), 0)
 	case t.wsum > 0:
 		// The metered firings stand for wsum calls: scaled to the count.
 		scale := float64(max(r.Count, t.wsum)) / float64(t.wsum)
 		r.Total = int64(math.Round(max(wtotal, 0) * scale))
 		r.InherentTotal = int64(math.Round(max(wown+float64(back), 0) * scale))
-		r.Waited = int64(float64(p.waited.Load()) * scale)
+		r.Waited = max(int64(float64(p.waited.Load())*scale), 0)
 	}
 	if r.Count > 0 {
 		r.Avg, r.InherentAvg = r.Total/r.Count, r.InherentTotal/r.Count

@@ -85,15 +85,16 @@ func (f *Frame) closeStretch(t int64) {
 // goroutine waited in it (parked, or in a system call). What the sampler
 // saw it run in the stretch (sampler.go), less what was charged to the
 // stretch, stays own time. That is an estimate, unbiased over many
-// stretches and not clamped to the stretch's time: a stretch of 100 µs
-// that a look every millisecond finds running holds a millisecond, as
-// nine stretches in ten that no look found hold none.
+// stretches and clamped neither to the stretch's time nor at zero: a
+// stretch of 100 µs that a look every millisecond finds running holds a
+// millisecond, as nine stretches in ten that no look found hold none, and
+// those nine give back what was charged to them. A clamp on either side
+// would bias the sum.
 func (f *Frame) leaveOut(t int64) {
 	disturbed.Add(1)
-	wall := nanos(f.mark, t)
-	ran := max(int64(f.g.ran)-f.child, 0)
-	f.own += ran
-	f.waited += max(wall-ran, 0)
+	ran := int64(f.g.ran)
+	f.own += ran - f.child
+	f.waited += nanos(f.mark, t) - ran
 }
 
 // ranWhole returns the time of f's stretch that ran whole (its goroutine

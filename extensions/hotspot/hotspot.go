@@ -54,7 +54,7 @@ type Rule struct {
 	Initial           int64   // starting credit balance, at least 1
 	Sample            int64   // one call in Sample of a sampled probe is metered; 0: no probe is sampled
 	SampleShare       float64 // share of the time it has run under which a cold probe is disabled
-	Cost              float64 // share of its own time per call that metering may cost a probe metered at every call; 0: no limit
+	Cost              float64 // share of its own time and waits per call that metering may cost a probe metered at every call; 0: no limit
 	Untimed           int64   // a cold probe whose calls take less than this many times what timing a call costs (at most 300 ns) is untimed; 0: none is
 }
 
@@ -83,12 +83,12 @@ func (r *Rule) Keep(own, span int64) bool {
 	return span > 0 && float64(own) >= r.SampleShare*float64(span)
 }
 
-// Affords reports whether a probe of own ns of its own time per call is
-// metered at every call when metering one call costs cost ns; if not, it
-// is sampled. With sampling off there is nothing cheaper that keeps it
+// Affords reports whether a probe whose calls hold their goroutine held ns
+// each (their own time and their waits) is metered at every call when
+// metering one call costs cost ns; if not, it is sampled. With sampling off there is nothing cheaper that keeps it
 // measured, and it is.
-func (r *Rule) Affords(own, cost int64) bool {
-	return r.Sample <= 0 || r.Cost <= 0 || float64(cost) <= r.Cost*float64(own)
+func (r *Rule) Affords(held, cost int64) bool {
+	return r.Sample <= 0 || r.Cost <= 0 || float64(cost) <= r.Cost*float64(held)
 }
 
 // Label reports whether a probe with these mean times is a hotspot.
