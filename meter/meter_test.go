@@ -821,6 +821,8 @@ func TestLongStretchCountWraps(t *testing.T) {
 func TestLeftOutStretchKeepsWhatTheSamplerSaw(t *testing.T) {
 	var parked bool
 	wire(t, Chain{Parked: func() bool { p := parked; parked = false; return p }})
+	samplerOn.Store(true)
+	defer samplerOn.Store(false)
 	outer, inner := newProbe(t, "outer"), newProbe(t, "inner")
 	g := current()
 	g.ran = 5 * ms // seen before the firing: not its own
@@ -859,5 +861,41 @@ func TestLeftOutStretchKeepsWhatTheSamplerSaw(t *testing.T) {
 	fr.leaveOut(1 * ms)
 	if fr.own != -50*us || fr.waited != 1*ms {
 		t.Errorf("a stretch no look found: own %d, waited %d; want %d, %d", fr.own, fr.waited, -50*us, 1*ms)
+	}
+	// Without the sampler a stretch left out keeps nothing, and gives
+	// nothing back.
+	samplerOn.Store(false)
+	fr = &Frame{g: &Goroutine{}}
+	fr.openStretch(0)
+	fr.child = 50 * us
+	fr.g.ran = 20 * us
+	fr.leaveOut(1 * ms)
+	if fr.own != 0 || fr.waited != 1*ms {
+		t.Errorf("without the sampler: own %d, waited %d; want 0, %d", fr.own, fr.waited, 1*ms)
+	}
+}
+
+// A short stretch that the scheduler took the goroutine off its P in,
+// with nothing to tell what it ran (the only stretch of its firing),
+// keeps what the sampler saw it run there; without the sampler, nothing.
+func TestShortDescheduledStretchKeepsWhatTheSamplerSaw(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprintf("sampler=%v", on), func(t *testing.T) {
+			var left int
+			wire(t, Chain{Descheduled: func() int { n := left; left = 0; return n }, RunWait: 1 * us})
+			samplerOn.Store(on)
+			defer samplerOn.Store(false)
+			p := newProbe(t, "preempted")
+			f := p.Begin()
+			clk.Advance(1 * ms) // ran 3 µs, waited its turn the rest
+			current().ran += 3 * us
+			left = 1
+			p.End(&f)
+			want := int64(0)
+			if on {
+				want = 3 * us
+			}
+			checkRow(t, p, 1, 1*ms, want)
+		})
 	}
 }

@@ -10,6 +10,7 @@
 #define SYS_clock_gettime 228
 #define GSTATUS_MASK $0xFFFFEFFF // without _Gscan
 #define GRUNNING $2
+#define GWAITING $4
 
 // func sampleOnce(weight uint64)
 //
@@ -36,7 +37,19 @@ scan:
 	MOVL (CX)(R11*1), AX
 	ANDL GSTATUS_MASK, AX
 	CMPL AX, GRUNNING
+	JEQ  credit
+	// Waiting, but working on its system stack: an assist of the
+	// collector's marking, a scan of its own stack (isWorking).
+	CMPL AX, GWAITING
 	JNE  next
+	MOVQ ·waitOffset(SB), DI
+	TESTQ DI, DI
+	JEQ  next
+	MOVBLZX (CX)(DI*1), AX
+	LEAQ ·isWorking(SB), DI
+	CMPB (DI)(AX*1), $0
+	JEQ  next
+credit:
 	LOCK
 	ADDQ BX, Goroutine_ran(DX)
 next:

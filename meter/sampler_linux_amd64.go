@@ -29,7 +29,11 @@ import (
 // From then on it runs only assembly (sampler_amd64.s) that sleeps in
 // nanosleep(2) for a random time, uniform between half and one and a half
 // of the mean, and reads the goroutine table: a goroutine with a metered
-// firing open whose g's status is running is seen running. It writes only
+// firing open whose g's status is running is seen running, and so is one
+// whose status is waiting for a reason the runtime writes while the
+// goroutine works on its system stack (an assist of the collector's
+// marking, a scan of its own stack: isWorking, wait_amd64.go), which a
+// CPU profile charges to the function it works in. It writes only
 // the states' counters, and reads only memory that is never freed: g
 // structs, the states, and the tables (the retired ones are kept alive).
 //
@@ -43,9 +47,6 @@ import (
 
 // statusOffset is the place in g of its status word; 0: not found.
 var statusOffset uintptr
-
-// sampling is set once the sampler runs.
-var sampling atomic.Bool
 
 // samplerInterval is the sampler's mean interval, in ns, once it runs.
 var samplerInterval atomic.Int64
@@ -71,7 +72,8 @@ func StartSampler(d time.Duration) bool {
 	if d < time.Microsecond || !findStatus() {
 		return false
 	}
-	if sampling.Swap(true) {
+	findWaits()
+	if samplerOn.Swap(true) {
 		return true
 	}
 	sampleSeed = uint64(time.Now().UnixNano()) | 1

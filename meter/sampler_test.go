@@ -16,8 +16,8 @@ import (
 )
 
 // One look of the sampler adds its weight to each goroutine that has a
-// metered firing open and runs: not to one parked, nor to one that runs
-// with no firing open. The status word of g is where findStatus says.
+// metered firing open and runs, or assists the collector: not to one
+// parked, nor to one that runs with no firing open. The status word of g is where findStatus says.
 func TestSamplerLooksAtRunningGoroutines(t *testing.T) {
 	if !findStatus() {
 		t.Fatal("the status word of the runtime's g was not found")
@@ -70,6 +70,21 @@ func TestSamplerLooksAtRunningGoroutines(t *testing.T) {
 	if r := atomic.LoadUint64(&st.ran); r != before {
 		t.Errorf("a parked goroutine got %d ns", r-before)
 	}
+	// Waiting with the reason an assist of the collector writes, it works:
+	// the reason is written in by hand, and put back.
+	findWaits()
+	if assistReason == 0 || waitOffset == 0 {
+		t.Fatal("the assist's wait reason was not found")
+	}
+	reason := (*uint8)(unsafe.Add(unsafe.Pointer(gp.Load()), waitOffset))
+	was := *reason
+	*reason = assistReason
+	sampleOnce(1000)
+	*reason = was
+	if r := atomic.LoadUint64(&st.ran); r != before+1000 {
+		t.Errorf("a goroutine in an assist got %d ns, want 1000", r-before)
+	}
+	before += 1000
 	close(release)
 	for phase.Load() != 3 {
 		runtime.Gosched()

@@ -31,6 +31,10 @@ import (
 // them.
 var disturbed atomic.Int64
 
+// samplerOn is set once the sampler runs (sampler_linux_amd64.go), or a
+// test stands for it: then Goroutine.ran holds what it saw.
+var samplerOn atomic.Bool
+
 // openStretch begins a stretch of f at tick t. The running goroutine must
 // be f's.
 func (f *Frame) openStretch(t int64) {
@@ -92,9 +96,14 @@ func (f *Frame) closeStretch(t int64) {
 // would bias the sum.
 func (f *Frame) leaveOut(t int64) {
 	disturbed.Add(1)
+	l := nanos(f.mark, t)
+	if !samplerOn.Load() {
+		f.waited += l
+		return
+	}
 	ran := int64(f.g.ran)
 	f.own += ran - f.child
-	f.waited += nanos(f.mark, t) - ran
+	f.waited += l - ran
 }
 
 // ranWhole returns the time of f's stretch that ran whole (its goroutine
@@ -280,8 +289,7 @@ func (f *Frame) descheduled(t int64, n int, reason uint8, between bool) {
 	case l >= longStretch && engine.assisted(reason) && l > int64(n)*maskedGap:
 		// A wait the collector's assist wrote over: mostly waiting,
 		// by its length.
-		disturbed.Add(1)
-		f.waited += l
+		f.leaveOut(t)
 	case between && f.child > f.base && f.hist.childOf > 0:
 		// What it ran is known: its unmetered sampled children's
 		// part, and the firing's own time per ns of theirs where it
@@ -297,7 +305,12 @@ func (f *Frame) descheduled(t int64, n int, reason uint8, between bool) {
 		descheduled.Add(1)
 		f.own += max(l-int64(leftTimes(l, n, w))*w-f.child, 0)
 	default:
+		// Short, and nothing tells what it ran: the sampler's estimate
+		// where it runs, else nothing (mostly the wait).
 		descheduled.Add(1)
+		if samplerOn.Load() {
+			f.own += int64(f.g.ran) - f.child
+		}
 	}
 }
 
