@@ -63,10 +63,12 @@ done:
 //
 // Never returns. Each look weighs the time since the one before, read
 // from CLOCK_MONOTONIC: a sleep ends late on a busy machine, and a look's
-// weight must be the time it stands for. The frame: the argument of
-// sampleOnce at 0(SP), the timespec of nanosleep at 8(SP), the time of
-// the last look at 24(SP).
-TEXT ·sampleLoop(SB), NOSPLIT, $32-8
+// weight must be the time it stands for, up to four times the mean: a
+// process stopped (SIGSTOP, a debugger, a machine asleep) must not give
+// the goroutines it stopped running the whole stop. The frame: the
+// argument of sampleOnce at 0(SP), the timespec of nanosleep at 8(SP),
+// the time of the last look at 24(SP), the cap at 32(SP).
+TEXT ·sampleLoop(SB), NOSPLIT, $40-8
 	MOVQ us+0(FP), R12
 	MOVQ ·sampleSeed(SB), R13
 	CALL monotonic<>(SB)
@@ -91,6 +93,9 @@ loop:
 	XORQ CX, R13
 	// The sleep, ns: uniform in [mean/2, 3·mean/2).
 	IMULQ $1000, AX
+	MOVQ AX, CX
+	SHLQ $2, CX
+	MOVQ CX, 32(SP)
 	MOVQ R13, CX
 	SHRQ $32, CX
 	IMULQ AX, CX
@@ -110,7 +115,9 @@ loop:
 	MOVQ AX, CX
 	SUBQ 24(SP), CX
 	MOVQ AX, 24(SP)
-	MOVQ CX, 0(SP) // the look's weight: ns since the last
+	CMPQ CX, 32(SP)
+	CMOVQGT 32(SP), CX
+	MOVQ CX, 0(SP) // the look's weight: ns since the last, capped
 	CALL ·sampleOnce(SB)
 	JMP  loop
 
