@@ -899,3 +899,32 @@ func TestShortDescheduledStretchKeepsWhatTheSamplerSaw(t *testing.T) {
 		})
 	}
 }
+
+// A stretch left out in which unmetered sampled children ran keeps what
+// the firing's stretches that ran whole say it runs per ns of theirs, not
+// the sampler's looks: those would give it whatever the children's means
+// miss. One without such children keeps the looks.
+func TestLeftOutStretchWithSampledChildrenKeepsItsHistory(t *testing.T) {
+	var parked bool
+	wire(t, Chain{Parked: func() bool { p := parked; parked = false; return p }})
+	samplerOn.Store(true)
+	defer samplerOn.Store(false)
+	f := &Frame{g: &Goroutine{}}
+	stretch := func(start, end, children, ran int64, park bool) {
+		f.openStretch(start)
+		f.base = 0         // began at a metered child's end, which cost nothing here
+		f.child = children // what the leaf adds for unmetered sampled children
+		f.g.ran = uint64(ran)
+		parked = park
+		f.closeBetween(end)
+	}
+	stretch(0, 10*us, 8*us, 0, false)             // whole: 2 µs own for 8 µs of children
+	stretch(10*us, 10*us+5*ms, 16*us, 1*ms, true) // parked: 16 µs of children, so 4 µs own
+	if f.own != 6*us {
+		t.Fatalf("own %d ns, want %d", f.own, 6*us)
+	}
+	stretch(10*us+5*ms, 10*us+9*ms, 0, 300*us, true) // parked, no children: what the looks saw
+	if f.own != 306*us {
+		t.Fatalf("own %d ns, want %d", f.own, 306*us)
+	}
+}
