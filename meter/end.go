@@ -122,8 +122,11 @@ func (p *Probe) end(fr *Frame) int64 {
 	if fr.weight > 1 {
 		incl, own = interrupted(p, incl, own)
 	}
-	if fr.waited != 0 && fr.weight > 0 {
+	if fr.waited != 0 && fr.weight > 0 { // a stretch was left out: blind too, maybe
 		p.waited.Add(fr.waited * int64(fr.weight))
+		if fr.blind != 0 {
+			p.blind.Add(fr.blind * int64(fr.weight))
+		}
 	}
 	n := p.stats.record(incl, own, fr.weight)
 	if engine.untimed != nil && n == shortJudgeAt && !p.internal && p.short.Load() == shortUnknown {

@@ -99,12 +99,16 @@ type Frame struct {
 	// waitAt is the tick at which its function, innermost, was about to
 	// block in its own body (Probe.Wait); 0: not since its current stretch
 	// began.
+	// blind is the wall time of its stretches left out whole, a wait
+	// inside a call and the work around it (not a bracketed wait of its
+	// own body, whose work is timed apart): what only the sampler sees.
+	blind   int64
 	waitAt  int64
 	waitRan uint64 // the goroutine's ran (sampler.go) at waitAt
 	// waitLeft is the goroutine's count of leaving the running state at
 	// waitAt.
 	waitLeft uint8
-	_        [39]byte // to whole cache lines (lines_test.go)
+	_        [31]byte // to whole cache lines (lines_test.go)
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

@@ -623,33 +623,42 @@ func TestUnmeteredFiringsChargeTheirMetering(t *testing.T) {
 	checkRow(t, p, 101, 101*us, 101*us)
 }
 
-// A probe whose calls wait affords its metering out of the time they hold
-// their goroutine, own time and waits: 100 ns is more than 2% of its 1 µs
-// of own time, but not of the 101 µs a call holds, and it is metered at
-// every call, where the sampler (sampler.go) can see its CPU time. Without
-// the wait (a call of 1 µs) it is sampled.
+// A probe whose calls wait inside a call (a stretch left out whole)
+// affords its metering out of the time they hold their goroutine, own
+// time and those stretches: 100 ns is more than 2% of its 1 µs of own
+// time (what the sampler saw), but not of the 101 µs a call holds, and it
+// is metered at every call, where the sampler (sampler.go) can see its
+// CPU time. A bracketed wait of its own body does not count: the work
+// around it is timed; it is sampled.
 func TestWaitingProbeAffordsMetering(t *testing.T) {
-	for _, waits := range []bool{true, false} {
-		t.Run(fmt.Sprintf("waits=%v", waits), func(t *testing.T) {
+	for _, bracketed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bracketed=%v", bracketed), func(t *testing.T) {
 			h := hot()
 			h.Sample, h.Cost, h.SampleShare = 10, 0.02, 0.001
 			var parked bool
 			wire(t, Chain{Hotspot: h, Parked: func() bool { p := parked; parked = false; return p }})
+			samplerOn.Store(true)
+			defer samplerOn.Store(false)
 			setOverhead(pathMeter, 0, 100)
 			p := newProbe(t, "client")
+			g := current()
 			for range h.Initial {
 				f := p.Begin()
 				clk.Advance(1 * us)
-				if waits {
+				if bracketed {
 					p.Wait(&f)
-					clk.Advance(100 * us)
-					parked = true
+				} else {
+					g.ran += 1 * us // the sampler saw the work
+				}
+				clk.Advance(100 * us)
+				parked = true
+				if bracketed {
 					p.Woke(&f)
 				}
 				p.End(&f)
 			}
 			want := Timed
-			if !waits {
+			if bracketed {
 				want = Sampled
 			}
 			if s := p.State(); s != want {

@@ -100,11 +100,14 @@ func decide(p *Probe, t int64) {
 	wtotal, wown := sum.trimmed(calls)
 	inclAvg := int64(wtotal / float64(n))
 	ownAvg := int64(max(wown+float64(sum.back+givenBack(p)), 0) / float64(n))
-	// What a call holds its goroutine: its own time and its waits. A call
-	// that waits affords its metering out of both: the sampler sees only
-	// metered firings, and a sampled probe's waits would hide its CPU time
-	// in its caller's stretches.
-	heldAvg := ownAvg + max(p.waited.Load(), 0)/int64(n)
+	// What a call holds its goroutine: its own time, and its stretches
+	// left out whole (a wait inside a call, with the work around it). A
+	// call that waits so affords its metering out of both: only a metered
+	// firing has stretches for the sampler's looks to land in, and a
+	// sampled probe's unmetered calls would leave their CPU time to their
+	// caller's. A bracketed wait of its own body does not count: the work
+	// around it is timed.
+	heldAvg := ownAvg + max(p.blind.Load(), 0)/int64(n)
 	typical := min(inclAvg, sum.typical())
 	span := nanos(p.first.Load(), t)
 	cost := overhead[pathMeter].outer.Load()

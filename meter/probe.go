@@ -77,6 +77,8 @@ type Probe struct {
 	warm      warmCharges // what it charged its timed parents while Enabled (judge.go)
 	reenabled atomic.Int64
 	waited    atomic.Int64 // ns of its metered firings' stretches left out for a wait, each times its weight (stretch.go)
+	blind     atomic.Int64 // of those, ns of the stretches left out whole (not a bracketed wait), each times its weight: the sampler's to see into
+	_         [56]byte     // to whole cache lines (lines_test.go)
 }
 
 // Name returns the probe's name, as the Go toolchain names the function.

@@ -97,8 +97,21 @@ func (f *Frame) closeStretch(t int64) {
 func (f *Frame) leaveOut(t int64) {
 	disturbed.Add(1)
 	l := nanos(f.mark, t)
+	f.blind += l
 	if !samplerOn.Load() {
 		f.waited += l
+		return
+	}
+	if c := f.child - max(f.base, 0); c > 0 && f.hist.childOf > 0 {
+		// Unmetered sampled children ran in it, and the firing's
+		// stretches that ran whole say how much of its own it runs per
+		// ns of theirs: that is its part, as in a stretch taken off its
+		// P (descheduled). The looks would give it whatever its
+		// children's means miss, and the wall time its thread waited for
+		// a core in its children's calls.
+		own := int64(float64(c) * max(float64(f.hist.withChild), 0) / float64(f.hist.childOf))
+		f.own += own
+		f.waited += l - own - f.child
 		return
 	}
 	ran := int64(f.g.ran)
@@ -561,7 +574,8 @@ func (f *Frame) woke(at int64) {
 	f.mark, f.child, f.base, f.charger = at, 0, -1, 0
 	if parked || n > 0 && !working {
 		f.g.ran -= min(f.waitRan, f.g.ran)
-		f.leaveOut(t) // off the CPU in a wait: waiting, parked or ready to run
+		f.leaveOut(t)           // off the CPU in a wait: waiting, parked or ready to run
+		f.blind -= nanos(at, t) // a wait alone: nothing for the sampler to find
 	} else {
 		f.own += nanos(at, t)
 	}
