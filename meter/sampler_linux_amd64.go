@@ -52,6 +52,8 @@ var statusOffset uintptr
 var samplerInterval atomic.Int64
 
 // sampleSeed seeds the sampler's generator of intervals.
+//
+//lint:ignore U1000 used by sampler_amd64.s
 var sampleSeed uint64
 
 //go:linkname entersyscall runtime.entersyscall
