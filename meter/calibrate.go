@@ -301,5 +301,10 @@ func (p *Probe) empty() int64 {
 		return -1
 	}
 	p.End(&f)
-	return nanos(fr.start, fr.mark)
+	// Read as the engine reads a goroutine's frames: a goroutine that a
+	// later one's g is given to writes this frame.
+	fr.g.acquire()
+	d := nanos(fr.start, fr.mark)
+	fr.g.release()
+	return d
 }

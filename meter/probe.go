@@ -232,6 +232,19 @@ func NewProbe(name string, gate *atomic.Uint32) *Probe {
 	return p
 }
 
+// SetGate gives p its gate (NewProbe), and sets the word as p's state
+// says. A caller that registers a probe for generated code passes no gate
+// to NewProbe, stores the probe where the code finds it, then calls
+// SetGate: a goroutine that sees the word set then finds the probe. A
+// package's variable initialisers run before its init functions, and may
+// start goroutines that call its functions while it registers them.
+func (p *Probe) SetGate(gate *atomic.Uint32) {
+	configureMu.Lock()
+	p.gate = gate
+	p.wire()
+	configureMu.Unlock()
+}
+
 // makeProbe makes a probe that is not registered yet (the engine's own
 // stay so).
 func makeProbe(name string, gate *atomic.Uint32) *Probe {

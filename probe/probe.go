@@ -144,7 +144,11 @@ func Register(probes []Probe, names ...string) {
 	}
 	packages.Add(1)
 	for i := range probes {
-		probes[i].m = meter.NewProbe(names[i], &probes[i].on)
+		// The on-word last: a goroutine that a package variable's
+		// initialiser started may be calling the probe's function (on.go).
+		m := meter.NewProbe(names[i], nil)
+		probes[i].m = m
+		m.SetGate(&probes[i].on)
 	}
 }
 

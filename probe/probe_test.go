@@ -456,3 +456,36 @@ func TestDeferShapeAllocatesNothing(t *testing.T) {
 		t.Fatalf("an open-coded defer allocates %v times a call", plain)
 	}
 }
+
+// A package's variable initialisers run before its init functions: one may
+// start a goroutine that calls the package's instrumented functions while
+// the generated init registers their probes. Such a firing sees the probe
+// off, or sees it on and finds it whole: no nil engine probe, and under
+// the race detector no race between Register's writes and the firing's
+// reads.
+func TestFiringWhileRegistering(t *testing.T) {
+	var probes [8]Probe
+	names := make([]string, len(probes))
+	for i := range names {
+		names[i] = fmt.Sprintf("example.com/early.f%d", i)
+	}
+	seen := make(chan struct{})
+	go func() {
+		defer close(seen)
+		for on := 0; on < len(probes); {
+			on = 0
+			for i := range probes {
+				p := &probes[i]
+				if p.On() {
+					on++
+					f := p.Unmetered()
+					if p.Begin(&f) {
+						p.End(&f)
+					}
+				}
+			}
+		}
+	}()
+	Register(probes[:], names...)
+	<-seen
+}
