@@ -455,7 +455,10 @@ func TestSampledProbeEstimates(t *testing.T) {
 	for range 60 {
 		round()
 	}
-	if metered := p.Metered() - before; metered < 600-int64(countProcs) || metered > 600 {
+	// One in ten: each P counts down on its own, so a goroutine that moves
+	// to another P finds that P's countdown where it was left, and its next
+	// selection comes sooner or later by up to a gap, once per P.
+	if metered := p.Metered() - before; metered < 600-int64(countProcs) || metered > 600+int64(countProcs) {
 		t.Fatalf("%d of 6000 calls metered, want one in ten", metered)
 	}
 	r := p.row()

@@ -467,12 +467,33 @@ func layoutOK(j *fileJob, s *site) bool {
 	return isLineEnd(j.src, at)
 }
 
+// splitDepth counts the instrumented bodies on one line that hold s's body,
+// itself on one line, and are split into lines: each puts the line that
+// s's body begins on one level deeper than the source's.
+func splitDepth(j *fileJob, s *site) int {
+	lb, rb := j.off(s.body.Lbrace), j.off(s.body.Rbrace)
+	if bytes.Contains(j.src[lb:rb], []byte("\n")) {
+		return 0
+	}
+	n := 0
+	for _, t := range j.sites {
+		if t == s || t.skip != "" && !t.isMain {
+			continue
+		}
+		tl, tr := j.off(t.body.Lbrace), j.off(t.body.Rbrace)
+		if tl < lb && rb < tr && !bytes.Contains(j.src[tl:tr], []byte("\n")) && layoutOK(j, t) {
+			n++
+		}
+	}
+	return n
+}
+
 // siteEdits returns the edits that put the probe of s into j.
 func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 	src := j.src
 	lb, rb := j.off(s.body.Lbrace), j.off(s.body.Rbrace)
-	ind := bodyIndent(src, lb, rb) + "\t"
-	rind := bodyIndent(src, lb, rb)
+	rind := bodyIndent(src, lb, rb) + strings.Repeat("\t", splitDepth(j, s))
+	ind := rind + "\t"
 	fv, pr := n.firing(), n.probe(s.index)
 	// The exit: the test of the firing in memory is the function's own, so
 	// that it is a compare and a branch with no inline mark (doc.go).
