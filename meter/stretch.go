@@ -87,7 +87,7 @@ func (f *Frame) closeStretch(t int64) {
 
 // leaveOut leaves f's stretch ending at tick t out of its own time: its
 // goroutine waited in it (parked, or in a system call). What the sampler
-// saw it run in the stretch (sampler.go), less what was charged to the
+// saw it run in the stretch (sampler_linux_amd64.go), less what was charged to the
 // stretch, stays own time. That is an estimate, unbiased over many
 // stretches and clamped neither to the stretch's time nor at zero: a
 // stretch of 100 µs that a look every millisecond finds running holds a
