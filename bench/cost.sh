@@ -14,7 +14,7 @@
 # program runs about 50 times slower, so the hotspot thresholds are scaled
 # by 50 (METER_HOTSPOT_THRESHOLD=500, ..._INHERENT=100), and with them the
 # cap of the untimed limit, and so is the sampler's interval
-# (METER_SAMPLER_INTERVAL=50000); GODEBUG=asyncpreemptoff=1 and GOMAXPROCS=1, as
+# (METER_SAMPLER_INTERVAL=250000); GODEBUG=asyncpreemptoff=1 and GOMAXPROCS=1, as
 # idle Ps spin under valgrind. Default selection (meterinject without
 # -all).
 #
@@ -31,7 +31,7 @@ export GOWORK=off GOFLAGS=
 count() { # binary args... → total instructions
 	local bin=$1
 	shift
-	GOGC=off GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 METER_HOTSPOT_THRESHOLD=500 METER_HOTSPOT_THRESHOLD_INHERENT=100 METER_SAMPLER_INTERVAL=50000 \
+	GOGC=off GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 METER_HOTSPOT_THRESHOLD=500 METER_HOTSPOT_THRESHOLD_INHERENT=100 METER_SAMPLER_INTERVAL=250000 \
 		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$bin" "$@" >/dev/null 2>&1
 	callgrind_annotate "$tmp/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1; exit}'
 }

@@ -11,7 +11,7 @@
 # the hotspot thresholds scaled by 50 (METER_HOTSPOT_THRESHOLD=500
 # METER_HOTSPOT_THRESHOLD_INHERENT=100: under valgrind time runs about 50
 # times slower, and unscaled thresholds find nearly every function hot;
-# the sampler's interval too, METER_SAMPLER_INTERVAL=50000);
+# the sampler's interval too, METER_SAMPLER_INTERVAL=250000);
 # and the same two for -shape defer. Instructions per op are
 # (Ir(N2 ops) - Ir(N1 ops)) / (N2 - N1): the first N1 ops are warm-up, in
 # which hotspot learns (each probe's first 1000 or more firings are
@@ -93,7 +93,7 @@ ops() {
 # irs WORKLOAD VARIANT N ENV...: "total nops" instructions for N ops
 irs() {
 	local w=$1 v=$2 n=$3; shift 3
-	ops "$w" "$v" "$n" "$@" GOMAXPROCS=1 GOGC="$GCPERCENT" GODEBUG=asyncpreemptoff=1 METER_CLOCK=mono METER_SAMPLER_INTERVAL=50000 \
+	ops "$w" "$v" "$n" "$@" GOMAXPROCS=1 GOGC="$GCPERCENT" GODEBUG=asyncpreemptoff=1 METER_CLOCK=mono METER_SAMPLER_INTERVAL=250000 \
 		valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$WORK/cg.out" 2> "$WORK/cg.err" ||
 		{ cat "$WORK/cg.err"; exit 1; }
 	"$WORK/irnop" "$WORK/$w/$v" "$WORK/cg.out" | awk '{print $2, $4}'

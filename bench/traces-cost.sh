@@ -34,7 +34,7 @@ export GOWORK=off GOFLAGS=
 count() { # binary n [env...] → total instructions
 	local bin=$1 n=$2
 	shift 2
-	env GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 METER_HOTSPOT_THRESHOLD=500 METER_HOTSPOT_THRESHOLD_INHERENT=100 METER_SAMPLER_INTERVAL=50000 "$@" \
+	env GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 METER_HOTSPOT_THRESHOLD=500 METER_HOTSPOT_THRESHOLD_INHERENT=100 METER_SAMPLER_INTERVAL=250000 "$@" \
 		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$bin" -n "$n" >/dev/null 2>&1
 	callgrind_annotate "$tmp/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1; exit}'
 }

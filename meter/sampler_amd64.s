@@ -61,26 +61,33 @@ done:
 
 // func sampleLoop(us int64)
 //
-// Never returns. Each look weighs the time since the one before, read
+// Never returns. The mean interval is us µs, or 500 times what the last
+// look took, if longer: a look at a large table (tens of thousands of
+// goroutines, each a cache miss or two) then costs at most a fifth of a
+// percent of a core. Each look weighs the time since the one before, read
 // from CLOCK_MONOTONIC: a sleep ends late on a busy machine, and a look's
 // weight must be the time it stands for, up to four times the mean: a
 // process stopped (SIGSTOP, a debugger, a machine asleep) must not give
 // the goroutines it stopped running the whole stop. The frame: the
 // argument of sampleOnce at 0(SP), the timespec of nanosleep at 8(SP),
-// the time of the last look at 24(SP), the cap at 32(SP).
-TEXT ·sampleLoop(SB), NOSPLIT, $40-8
+// the time of the last look at 24(SP), the cap at 32(SP), what the last
+// look took at 40(SP).
+TEXT ·sampleLoop(SB), NOSPLIT, $48-8
 	MOVQ us+0(FP), R12
+	IMULQ $1000, R12 // ns
 	MOVQ ·sampleSeed(SB), R13
+	MOVQ $0, 40(SP)
 	CALL monotonic<>(SB)
 	MOVQ AX, 24(SP)
 loop:
-	// The mean interval, µs: us, times the table's size over 1,024 past it.
-	MOVQ ·gtab(SB), R8
-	MOVQ gtable_entries+8(R8), AX
-	SHRQ $10, AX
-	IMULQ R12, AX
+	// The mean interval, ns.
+	MOVQ 40(SP), AX
+	IMULQ $500, AX
 	CMPQ AX, R12
 	CMOVQLT R12, AX
+	MOVQ AX, CX
+	SHLQ $2, CX
+	MOVQ CX, 32(SP)
 	// xorshift64
 	MOVQ R13, CX
 	SHRQ $12, CX
@@ -92,10 +99,6 @@ loop:
 	SHRQ $27, CX
 	XORQ CX, R13
 	// The sleep, ns: uniform in [mean/2, 3·mean/2).
-	IMULQ $1000, AX
-	MOVQ AX, CX
-	SHLQ $2, CX
-	MOVQ CX, 32(SP)
 	MOVQ R13, CX
 	SHRQ $32, CX
 	IMULQ AX, CX
@@ -119,6 +122,9 @@ loop:
 	CMOVQGT 32(SP), CX
 	MOVQ CX, 0(SP) // the look's weight: ns since the last, capped
 	CALL ·sampleOnce(SB)
+	CALL monotonic<>(SB)
+	SUBQ 24(SP), AX
+	MOVQ AX, 40(SP) // what the look took
 	JMP  loop
 
 // monotonic returns CLOCK_MONOTONIC in AX, ns, through the system call
