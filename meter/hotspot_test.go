@@ -640,8 +640,8 @@ func TestWaitingProbeAffordsMetering(t *testing.T) {
 			h.Sample, h.Cost, h.SampleShare = 10, 0.02, 0.001
 			var parked bool
 			wire(t, Chain{Hotspot: h, Parked: func() bool { p := parked; parked = false; return p }})
-			samplerOn.Store(true)
-			defer samplerOn.Store(false)
+			samplerInterval.Store(1)
+			defer samplerInterval.Store(0)
 			setOverhead(pathMeter, 0, 100)
 			p := newProbe(t, "client")
 			g := current()

@@ -821,8 +821,8 @@ func TestLongStretchCountWraps(t *testing.T) {
 func TestLeftOutStretchKeepsWhatTheSamplerSaw(t *testing.T) {
 	var parked bool
 	wire(t, Chain{Parked: func() bool { p := parked; parked = false; return p }})
-	samplerOn.Store(true)
-	defer samplerOn.Store(false)
+	samplerInterval.Store(1)
+	defer samplerInterval.Store(0)
 	outer, inner := newProbe(t, "outer"), newProbe(t, "inner")
 	g := current()
 	g.ran = 5 * ms // seen before the firing: not its own
@@ -864,7 +864,7 @@ func TestLeftOutStretchKeepsWhatTheSamplerSaw(t *testing.T) {
 	}
 	// Without the sampler a stretch left out keeps nothing, and gives
 	// nothing back.
-	samplerOn.Store(false)
+	samplerInterval.Store(0)
 	fr = &Frame{g: &Goroutine{}}
 	fr.openStretch(0)
 	fr.child = 50 * us
@@ -883,8 +883,10 @@ func TestShortDescheduledStretchKeepsWhatTheSamplerSaw(t *testing.T) {
 		t.Run(fmt.Sprintf("sampler=%v", on), func(t *testing.T) {
 			var left int
 			wire(t, Chain{Descheduled: func() int { n := left; left = 0; return n }, RunWait: 1 * us})
-			samplerOn.Store(on)
-			defer samplerOn.Store(false)
+			if on {
+				samplerInterval.Store(1)
+			}
+			defer samplerInterval.Store(0)
 			p := newProbe(t, "preempted")
 			f := p.Begin()
 			clk.Advance(1 * ms) // ran 3 µs, waited its turn the rest
@@ -907,8 +909,8 @@ func TestShortDescheduledStretchKeepsWhatTheSamplerSaw(t *testing.T) {
 func TestLeftOutStretchWithSampledChildrenKeepsItsHistory(t *testing.T) {
 	var parked bool
 	wire(t, Chain{Parked: func() bool { p := parked; parked = false; return p }})
-	samplerOn.Store(true)
-	defer samplerOn.Store(false)
+	samplerInterval.Store(1)
+	defer samplerInterval.Store(0)
 	f := &Frame{g: &Goroutine{}}
 	stretch := func(start, end, children, ran int64, park bool) {
 		f.openStretch(start)

@@ -6,8 +6,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
-	"unsafe"
-	_ "unsafe" // go:linkname
+	"unsafe" // and go:linkname
 )
 
 // The sampler. A stretch in which the goroutine parked (or made a system
@@ -49,9 +48,6 @@ import (
 // statusOffset is the place in g of its status word; 0: not found.
 var statusOffset uintptr
 
-// samplerInterval is the sampler's mean interval, in ns, once it runs.
-var samplerInterval atomic.Int64
-
 // sampleSeed seeds the sampler's generator of intervals.
 //
 //lint:ignore U1000 used by sampler_amd64.s
@@ -76,11 +72,10 @@ func StartSampler(d time.Duration) bool {
 		return false
 	}
 	findWaits()
-	if samplerOn.Swap(true) {
+	if !samplerInterval.CompareAndSwap(0, int64(d/time.Microsecond*time.Microsecond)) {
 		return true
 	}
 	sampleSeed = uint64(time.Now().UnixNano()) | 1
-	samplerInterval.Store(int64(d / time.Microsecond * time.Microsecond))
 	go sampler(int64(d / time.Microsecond))
 	return true
 }

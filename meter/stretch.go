@@ -31,9 +31,10 @@ import (
 // them.
 var disturbed atomic.Int64
 
-// samplerOn is set once the sampler runs (sampler_linux_amd64.go), or a
-// test stands for it: then Goroutine.ran holds what it saw.
-var samplerOn atomic.Bool
+// samplerInterval is the sampler's mean interval, in ns, once it runs
+// (sampler_linux_amd64.go; a test may stand for it); 0: no sampler. While
+// it is set, Goroutine.ran holds what the sampler saw.
+var samplerInterval atomic.Int64
 
 // openStretch begins a stretch of f at tick t. The running goroutine must
 // be f's.
@@ -98,7 +99,7 @@ func (f *Frame) leaveOut(t int64) {
 	disturbed.Add(1)
 	l := nanos(f.mark, t)
 	f.blind += l
-	if !samplerOn.Load() {
+	if samplerInterval.Load() == 0 {
 		f.waited += l
 		return
 	}
@@ -109,7 +110,7 @@ func (f *Frame) leaveOut(t int64) {
 		// P (descheduled). The looks would give it whatever its
 		// children's means miss, and the wall time its thread waited for
 		// a core in its children's calls.
-		own := int64(float64(c) * max(float64(f.hist.withChild), 0) / float64(f.hist.childOf))
+		own := f.hist.ownPer(c)
 		f.own += own
 		f.waited += l - own - f.child
 		return
@@ -308,7 +309,7 @@ func (f *Frame) descheduled(t int64, n int, reason uint8, between bool) {
 		// part, and the firing's own time per ns of theirs where it
 		// ran whole.
 		descheduled.Add(1)
-		f.own += min(int64(float64(f.child-f.base)*max(float64(f.hist.withChild), 0)/float64(f.hist.childOf)), max(l-f.child, 0))
+		f.own += min(f.hist.ownPer(f.child-f.base), max(l-f.child, 0))
 	case between && f.child <= f.base && f.hist.bareN > 0:
 		// Its stretches that ran whole say what one holds.
 		descheduled.Add(1)
@@ -321,7 +322,7 @@ func (f *Frame) descheduled(t int64, n int, reason uint8, between bool) {
 		// Short, and nothing tells what it ran: the sampler's estimate
 		// where it runs, else nothing (mostly the wait).
 		descheduled.Add(1)
-		if samplerOn.Load() {
+		if samplerInterval.Load() != 0 {
 			f.own += int64(f.g.ran) - f.child
 		}
 	}
@@ -335,6 +336,13 @@ type history struct {
 	childOf   int64 // ns of those children's mean own times there
 	bare      int64 // ns of own time in those that held none
 	bareN     int64 // how many those are
+}
+
+// ownPer returns the firing's own time for children ns of its unmetered
+// sampled children's mean own times, as its stretches that ran whole
+// hold it; childOf must be above 0.
+func (h *history) ownPer(children int64) int64 {
+	return int64(float64(children) * max(float64(h.withChild), 0) / float64(h.childOf))
 }
 
 // note adds a stretch between children that ran whole: own ns of the
