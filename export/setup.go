@@ -219,6 +219,10 @@ func (e *Exports) Files() (csv, pprof string) {
 	return csv, pprof
 }
 
+// AtExit reports whether anything is written or sent when the program
+// ends: a model or a profile whose path could be written, or OTLP.
+func (e *Exports) AtExit() bool { return e.csvOK || e.pprofOK || e.set.OTLP }
+
 // Sink returns what the engine hands traces to; nil when nothing wants
 // them.
 func (e *Exports) Sink() meter.Sink { return e.sink }

@@ -3,11 +3,19 @@
 #include "textflag.h"
 #include "go_asm.h"
 
-// The sampler (sampler_linux_amd64.go). It runs in the system call state:
-// nothing here may grow the stack, call Go, or touch R14 and R15.
+// The sampler (sampler_linux_amd64.go). It runs on a thread the Go runtime
+// does not know of, on a stack of 16 KiB: nothing here may grow the stack,
+// call Go, or read the thread's g.
 
+#define SYS_rt_sigprocmask 14
 #define SYS_nanosleep 35
+#define SYS_clone 56
+#define SYS_exit 60
 #define SYS_clock_gettime 228
+#define SIG_SETMASK 2
+// CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM|
+// CLONE_SETTLS: a thread of this process, as the runtime clones its own.
+#define CLONE_FLAGS $0xd0f00
 #define GSTATUS_MASK $0xFFFFEFFF // without _Gscan
 #define GRUNNING $2
 #define GWAITING $4
@@ -58,6 +66,49 @@ next:
 	JMP  scan
 done:
 	RET
+
+// func cloneSampler(stack, tls uintptr, us int64) int64
+//
+// The new thread inherits the signal mask: every signal is blocked around
+// clone(2), and the old mask (at 0(SP)) restored in this thread after it.
+// The system calls clobber CX and R11; the child gets the other registers.
+TEXT ·cloneSampler(SB), NOSPLIT, $16-32
+	MOVQ $-1, AX
+	MOVQ AX, 8(SP)
+	MOVL $SIG_SETMASK, DI
+	LEAQ 8(SP), SI
+	LEAQ 0(SP), DX
+	MOVL $8, R10
+	MOVL $SYS_rt_sigprocmask, AX
+	SYSCALL
+	MOVQ us+16(FP), R12
+	MOVQ stack+0(FP), SI
+	MOVQ tls+8(FP), R8
+	MOVL CLONE_FLAGS, DI
+	XORL DX, DX
+	XORL R10, R10
+	MOVL $SYS_clone, AX
+	SYSCALL
+	CMPQ AX, $0
+	JEQ  child
+	MOVQ AX, ret+24(FP)
+	MOVL $SIG_SETMASK, DI
+	LEAQ 0(SP), SI
+	XORL DX, DX
+	MOVL $8, R10
+	MOVL $SYS_rt_sigprocmask, AX
+	SYSCALL
+	RET
+child:
+	// On the new stack, whose top word below SP's is free for the
+	// argument.
+	XORL BP, BP
+	MOVQ R12, 0(SP)
+	CALL ·sampleLoop(SB)
+	MOVL $0, DI
+	MOVL $SYS_exit, AX
+	SYSCALL
+	JMP  -3(PC)
 
 // func sampleLoop(us int64)
 //

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
-	"unsafe" // and go:linkname
+	"unsafe"
 )
 
 // The sampler. A stretch in which the goroutine parked (or made a system
@@ -19,22 +19,27 @@ import (
 // stretches that is the CPU time they held, and a stretch left out keeps
 // it as own time (stretch.go, leaveOut).
 //
-// The sampler runs on a thread of its own, not among the goroutines the
-// scheduler runs: a goroutine that sleeps and wakes on a timer runs only
-// when its P next schedules, and takes that P from the goroutine it would
-// have seen running, which would bias every look. So it enters the system
-// call state once, as a goroutine blocked in a system call does, and never
-// leaves it: the runtime takes its P away and leaves its thread to it.
-// From then on it runs only assembly (sampler_amd64.s) that sleeps in
-// nanosleep(2) for a random time, uniform between half and one and a half
-// of the mean, and reads the goroutine table: a goroutine with a metered
-// firing open whose g's status is running is seen running, and so is one
-// whose status is waiting for a reason the runtime writes while the
-// goroutine works on its system stack (an assist of the collector's
-// marking, a scan of its own stack: isWorking, wait_amd64.go), which a
-// CPU profile charges to the function it works in. It writes only
-// the states' counters, and reads only memory that is never freed: g
-// structs, the states, and the tables (the retired ones are kept alive).
+// The sampler runs on a thread of its own, which the Go runtime does not
+// know of: a goroutine that sleeps and wakes on a timer runs only when its
+// P next schedules, and takes that P from the goroutine it would have seen
+// running, which would bias every look; and a goroutine or a thread of the
+// runtime's that never ends changes what a program sees of its own
+// (runtime.NumGoroutine, goroutine dumps, leak checks in tests) and keeps
+// the runtime from finding a program deadlocked ("all goroutines are
+// asleep"), which counts the threads in system calls as running. So the
+// thread is made by clone(2), as the runtime makes its own, on a stack of
+// its own (samplerStack), with every signal blocked: the runtime's
+// signals go to its threads. It runs only assembly (sampler_amd64.s) that
+// sleeps in nanosleep(2) for a random time, uniform between half and one
+// and a half of the mean, and reads the goroutine table: a goroutine with
+// a metered firing open whose g's status is running is seen running, and
+// so is one whose status is waiting for a reason the runtime writes while
+// the goroutine works on its system stack (an assist of the collector's
+// marking, a scan of its own stack: isWorking, wait_amd64.go), which a CPU
+// profile charges to the function it works in. It writes only the states'
+// counters, and reads only memory that is never freed: g structs, the
+// states, and the tables (the retired ones are kept alive). It ends with
+// the process.
 //
 // The mean interval is METER_SAMPLER_INTERVAL (5 ms), or 500 times what
 // the last look took, if longer: a look reads every entry of the table,
@@ -53,8 +58,19 @@ var statusOffset uintptr
 //lint:ignore U1000 used by sampler_amd64.s
 var sampleSeed uint64
 
-//go:linkname entersyscall runtime.entersyscall
-func entersyscall()
+// samplerStack is the sampler thread's stack; samplerTLS its thread-local
+// storage, zero, so that anything that read the running goroutine there
+// would read none.
+var (
+	samplerStack [16 << 10]byte
+	samplerTLS   [4]uint64
+)
+
+// cloneSampler starts the sampler's thread, with every signal blocked,
+// on the stack whose top is stack, where the thread finds us, and with its
+// thread pointer at tls; it returns the thread's id, or minus the error
+// number (sampler_amd64.s).
+func cloneSampler(stack, tls uintptr, us int64) int64
 
 // sampleLoop sleeps and looks, for ever, at a mean interval of us µs at
 // the smallest table (sampler_amd64.s).
@@ -76,16 +92,13 @@ func StartSampler(d time.Duration) bool {
 		return true
 	}
 	sampleSeed = uint64(time.Now().UnixNano()) | 1
-	go sampler(int64(d / time.Microsecond))
+	top := (uintptr(unsafe.Pointer(&samplerStack[len(samplerStack)-1])) &^ 15) - 16
+	tls := uintptr(unsafe.Pointer(&samplerTLS[len(samplerTLS)-1])) // -8(FS) is 0
+	if cloneSampler(top, tls, int64(d/time.Microsecond)) < 0 {
+		samplerInterval.Store(0)
+		return false
+	}
 	return true
-}
-
-// sampler is the sampler's goroutine: in the system call state for good.
-//
-//go:nosplit
-func sampler(us int64) {
-	entersyscall()
-	sampleLoop(us)
 }
 
 // findStatus sets statusOffset: the 32-bit word before the stack lock

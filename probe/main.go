@@ -32,7 +32,13 @@ func Main() {
 		if config.Enabled && config.SamplerInterval > 0 {
 			meter.StartSampler(time.Duration(config.SamplerInterval))
 		}
-		watchSignals()
+		if exports != nil && exports.AtExit() {
+			// Only then: a goroutine that waits for signals (os/signal's)
+			// keeps the runtime from finding the program deadlocked, and a
+			// program that deadlocks must end as it did ("all goroutines
+			// are asleep").
+			watchSignals()
+		}
 		announce()
 		checkLive(stderr) // live.go: every init has run, so a missing live page is known
 	})

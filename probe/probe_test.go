@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -108,6 +109,14 @@ func child(mode string) {
 	case "main":
 		Main()
 		work(0, 0, nil)
+	case "deadlock":
+		// Every goroutine parks, one inside a firing: the runtime must
+		// find the program deadlocked, as it does the plain one.
+		Main()
+		fmt.Println("sampler:", meter.Take().Sampler != 0)
+		block := make(chan int)
+		go work(1, 0, func() { <-block })
+		work(0, 0, func() { <-block })
 	case "on":
 		if probes[0].on.Load() == 0 || probes[0].Name() != "example.com/app.main" {
 			os.Exit(3)
@@ -129,6 +138,30 @@ func runChild(t *testing.T, mode string, env ...string) (stderr string) {
 		t.Fatalf("child %s: %v\n%s", mode, err, out)
 	}
 	return string(out)
+}
+
+// A program that deadlocks ends as the plain one does, with the runtime's
+// report and exit status 2, the sampler running: neither the sampler's
+// thread nor a watch of signals (none without an export) keeps the
+// runtime from seeing every goroutine asleep.
+func TestDeadlockIsReported(t *testing.T) {
+	if raceBuild {
+		t.Skip("under the race detector the runtime reports no deadlock, in a plain program either")
+	}
+	// A child the runtime does not find deadlocked waits for ever: killed
+	// after a minute, it fails the test.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "PROBE_CHILD=deadlock")
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "all goroutines are asleep - deadlock!") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	sampler := runtime.GOOS == "linux" && runtime.GOARCH == "amd64"
+	if want := fmt.Sprintf("sampler: %v\n", sampler); !strings.HasPrefix(string(out), want) {
+		t.Fatalf("child output does not start with %q:\n%s", want, out)
+	}
 }
 
 func readModel(t *testing.T, path string) map[string][]string {
