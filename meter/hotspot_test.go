@@ -670,3 +670,42 @@ func TestWaitingProbeAffordsMetering(t *testing.T) {
 		})
 	}
 }
+
+// A probe whose calls wait inside a call without probes is not disabled
+// for the sampler not having seen its CPU time: a thousand calls hold a
+// look or none. Its stretches left out whole weigh in the share test; a
+// wait it brackets itself does not, and the same calls are then disabled.
+func TestWaitingProbeUnseenIsNotDisabled(t *testing.T) {
+	for _, bracketed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bracketed=%v", bracketed), func(t *testing.T) {
+			h := hot()
+			h.Sample, h.Cost, h.SampleShare = 10, 0.02, 0.001
+			var parked bool
+			wire(t, Chain{Hotspot: h, Parked: func() bool { p := parked; parked = false; return p }})
+			samplerInterval.Store(1)
+			defer samplerInterval.Store(0)
+			setOverhead(pathMeter, 0, 100)
+			p := newProbe(t, "client")
+			for range h.Initial {
+				f := p.Begin()
+				if bracketed {
+					p.Wait(&f)
+				}
+				clk.Advance(100 * us) // no look lands in it
+				parked = true
+				if bracketed {
+					p.Woke(&f)
+				}
+				p.End(&f)
+				clk.Advance(10 * ms) // the program runs on: 100 µs is 1% of it
+			}
+			want := Timed
+			if bracketed {
+				want = DisabledHotspot
+			}
+			if s := p.State(); s != want {
+				t.Fatalf("state %d, want %d", s, want)
+			}
+		})
+	}
+}

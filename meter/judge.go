@@ -73,7 +73,11 @@ func judge(p *Probe, spot bool, incl, inh, n, t int64) (slow int64) {
 //     A call's own time counts as at least what a clock read inside a
 //     metered firing takes (its inner overhead): below that the clock
 //     says nothing, and a function of 2 ns called a billion times must not
-//     be disabled for reading 0;
+//     be disabled for reading 0. Its stretches left out whole count too
+//     (heldAvg): their CPU time is the sampler's, a look every few ms, and
+//     a thousand calls of a few µs each hold one look or none, so that
+//     their own time alone may read 0 where the profile has them at a
+//     sixth of the program (an HTTP client's call);
 //   - its calls are too short to time, their inclusive time below the
 //     untimed limit (their own time the more so), or their own time below
 //     it and their inclusive time within untimedReach times it: untimed,
@@ -118,7 +122,7 @@ func decide(p *Probe, t int64) {
 		if !engine.gated && !h.Affords(heldAvg, cost) {
 			to = Sampled
 		}
-	case !p.root.Load() && !h.Keep(max(ownAvg, resolution())*calls, span):
+	case !p.root.Load() && !h.Keep(max(heldAvg, resolution())*calls, span):
 		to = DisabledHotspot
 	case engine.gated:
 		to = Timed

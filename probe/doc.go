@@ -45,7 +45,7 @@
 //	METER_HOTSPOT_THRESHOLD_INHERENT   2        µs, inherent
 //	METER_HOTSPOT_INITIAL              1000     starting credit: cold firings, each metered, before a probe is judged on its totals
 //	METER_HOTSPOT_SAMPLE               100      a sampled probe's calls are all counted, about one in N metered; 0: no probe sampled
-//	METER_HOTSPOT_SAMPLE_SHARE         0.05     %: a cold probe whose own time is below this share of the time it ran is disabled (never a root)
+//	METER_HOTSPOT_SAMPLE_SHARE         0.05     %: a cold probe whose own time (with its waits inside calls) is below this share of the time it ran is disabled (never a root)
 //	METER_HOTSPOT_COST                 2        %: a probe is metered at every call while that costs at most this share of its own time and waits; sampled otherwise (0: no limit)
 //	METER_HOTSPOT_UNTIMED              2        a cold probe whose calls take less than N times what timing a call costs (at most 300 ns) is untimed: counted, never metered, hotspot on or off; 0: none
 //	METER_BUDGET_ENABLED               false
@@ -74,7 +74,10 @@
 // main), before the program leaves through os.Exit or log.Fatal in
 // instrumented code (meterinject inserts Shutdown there), at each
 // METER_EXPORT_INTERVAL, and on SIGTERM and SIGINT. Main, which meterinject
-// calls at the start of main, catches those two signals: the model is
+// calls at the start of main, catches those two signals when something is
+// written at exit (a goroutine waiting for signals keeps the runtime from
+// reporting a deadlock, so a program without exports keeps that report):
+// the model is
 // written, and a program that does not handle them itself then dies of the
 // signal, with the same exit status as without meter; one that handles
 // them (through signal.Notify or signal.NotifyContext, which meterinject

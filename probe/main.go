@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/meterio/meter/meter"
 )
@@ -29,9 +28,6 @@ func Main() {
 	mainOnce.Do(func() {
 		setupOnce.Do(setup)
 		checkExports()
-		if config.Enabled && config.SamplerInterval > 0 {
-			meter.StartSampler(time.Duration(config.SamplerInterval))
-		}
 		if exports != nil && exports.AtExit() {
 			// Only then: a goroutine that waits for signals (os/signal's)
 			// keeps the runtime from finding the program deadlocked, and a

@@ -48,6 +48,11 @@ func setup() {
 	meter.Configure(ch)
 	runExports()
 	configureLive(config.HTTP) // live.go
+	if config.Enabled && config.SamplerInterval > 0 {
+		// In test binaries too: its thread is no goroutine, and nothing
+		// a program sees of its own.
+		meter.StartSampler(time.Duration(config.SamplerInterval))
+	}
 	if config.ExportInterval > 0 && (config.ExportCSV != "" || config.ExportPprof != "") {
 		ticker.Add(1)
 		go periodic(config.ExportInterval)
