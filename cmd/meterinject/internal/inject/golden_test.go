@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -145,6 +146,37 @@ func caseOptions(t *testing.T, dir string) *Options {
 // TestGolden runs each case under testdata: in/ is instrumented into the
 // expected out/, a second run changes nothing, the result vets against the
 // real runtime, and -remove gives in/ back, byte for byte.
+// vetReports runs go vet in dir (for goos, "" for this platform) and
+// returns its reports, sorted, one a line; a failure that is not a report
+// fails the test.
+func vetReports(t *testing.T, dir, goos string) string {
+	t.Helper()
+	cmd := exec.Command("go", "vet", "./...")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	if goos != "" {
+		cmd.Env = append(cmd.Env, "GOOS="+goos, "CGO_ENABLED=0")
+	}
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return ""
+	}
+	var reports []string
+	for _, l := range strings.Split(string(out), "\n") {
+		switch {
+		case vetReport.MatchString(l):
+			reports = append(reports, l)
+		case l != "" && !strings.HasPrefix(l, "# "):
+			t.Fatalf("GOOS=%s go vet: %v\n%s", goos, err, out)
+		}
+	}
+	sort.Strings(reports)
+	return strings.Join(reports, "\n")
+}
+
+// vetReport matches a line of go vet's that reports a finding.
+var vetReport = regexp.MustCompile(`^(\./)?[^ :]+\.go:\d+:\d+: `)
+
 func TestGolden(t *testing.T) {
 	cases, err := filepath.Glob("testdata/*/in")
 	if err != nil {
@@ -205,21 +237,24 @@ func TestGolden(t *testing.T) {
 			delete(again, "go.mod")
 			compareTree(t, "second run", again, got)
 
-			// It compiles and vets against the runtime.
+			// It compiles and vets against the runtime, and vet reports
+			// what it reports of the input, no more, no less (a loop
+			// variable captured in a file before go 1.22, say).
+			plain := t.TempDir()
+			writeTree(t, plain, input, "")
+			os.WriteFile(filepath.Join(plain, "go.mod"), []byte(gomod), 0o644)
+			want := vetReports(t, plain, "")
 			mod := gomod + "\nrequire " + runtimeModule + " v0.0.0-00010101000000-000000000000\n\nreplace " + runtimeModule + " => " + root + "\n"
 			os.WriteFile(filepath.Join(work, "go.mod"), []byte(mod), 0o644)
 			os.WriteFile(filepath.Join(work, "go.sum"), gosum, 0o644)
 			// Files excluded here must compile where they are built: "" is
 			// this platform, then each GOOS the case names.
 			for _, goos := range append([]string{""}, caseGOOS(dir)...) {
-				cmd := exec.Command("go", "vet", "./...")
-				cmd.Dir = work
-				cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-				if goos != "" {
-					cmd.Env = append(cmd.Env, "GOOS="+goos, "CGO_ENABLED=0")
-				}
-				if out, err := cmd.CombinedOutput(); err != nil {
-					t.Errorf("GOOS=%s go vet: %v\n%s", goos, err, out)
+				got := vetReports(t, work, goos)
+				if goos == "" && got != want {
+					t.Errorf("go vet reports\n%s\nwhere of the input it reports\n%s", got, want)
+				} else if goos != "" && got != "" {
+					t.Errorf("GOOS=%s go vet:\n%s", goos, got)
 				}
 			}
 			if o.Tests {
