@@ -73,7 +73,9 @@ var (
 func cloneSampler(stack, tls uintptr, us int64) int64
 
 // sampleLoop sleeps and looks, for ever, at a mean interval of us µs at
-// the smallest table (sampler_amd64.s).
+// the smallest table: the sampler thread's body (sampler_amd64.s).
+//
+//lint:ignore U1000 called by cloneSampler
 func sampleLoop(us int64)
 
 // sampleOnce looks once: every goroutine with a metered firing open whose
