@@ -12,6 +12,8 @@
 #define SYS_clone 56
 #define SYS_exit 60
 #define SYS_clock_gettime 228
+#define SYS_prctl 157
+#define PR_GET_DUMPABLE 3
 #define SIG_SETMASK 2
 // CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM|
 // CLONE_SETTLS: a thread of this process, as the runtime clones its own.
@@ -122,12 +124,21 @@ child:
 // the goroutines it stopped running the whole stop. The frame: the
 // argument of sampleOnce at 0(SP), the timespec of nanosleep at 8(SP),
 // the time of the last look at 24(SP), the cap at 32(SP), what the last
-// look took at 40(SP).
-TEXT ·sampleLoop(SB), NOSPLIT, $48-8
+// look took at 40(SP), the process's dumpable flag as the thread was made
+// (sampleDumpable) at 48(SP).
+//
+// It returns, for its thread to end, when the dumpable flag changes: the
+// kernel changes it where a thread's credentials change (syscall.Setuid
+// and the like, done on every thread the runtime knows), and this thread,
+// which the runtime does not know, must not keep the credentials the
+// process gave up. samplerInterval then reads 0: no sampler.
+TEXT ·sampleLoop(SB), NOSPLIT, $56-8
 	MOVQ us+0(FP), R12
 	IMULQ $1000, R12 // ns
 	MOVQ ·sampleSeed(SB), R13
 	MOVQ $0, 40(SP)
+	MOVQ ·sampleDumpable(SB), AX // read before the thread was made
+	MOVQ AX, 48(SP)
 	CALL monotonic<>(SB)
 	MOVQ AX, 24(SP)
 loop:
@@ -165,6 +176,9 @@ loop:
 	XORL SI, SI
 	MOVL $SYS_nanosleep, AX
 	SYSCALL
+	CALL dumpable<>(SB)
+	CMPQ AX, 48(SP)
+	JNE  gone
 	CALL monotonic<>(SB)
 	MOVQ AX, CX
 	SUBQ 24(SP), CX
@@ -177,6 +191,21 @@ loop:
 	SUBQ 24(SP), AX
 	MOVQ AX, 40(SP) // what the look took
 	JMP  loop
+gone:
+	MOVQ $0, ·samplerInterval(SB)
+	RET
+
+// dumpable returns the process's dumpable flag in AX (prctl(2)). It uses
+// AX, CX, DX, SI, DI, R8, R10, R11.
+TEXT dumpable<>(SB), NOSPLIT, $0-0
+	MOVL $PR_GET_DUMPABLE, DI
+	XORL SI, SI
+	XORL DX, DX
+	XORL R10, R10
+	XORL R8, R8
+	MOVL $SYS_prctl, AX
+	SYSCALL
+	RET
 
 // monotonic returns CLOCK_MONOTONIC in AX, ns, through the system call
 // (the vDSO needs a Go stack). It uses AX, CX, DX, SI, DI, R11.

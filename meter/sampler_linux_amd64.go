@@ -5,6 +5,7 @@ package meter
 import (
 	"runtime"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 )
@@ -50,6 +51,17 @@ import (
 // running: the estimate is wall time spent running, as the rest of own
 // time is.
 
+// sampleDumpable is the process's dumpable flag (prctl(2)) as the
+// sampler's thread is made: where it changes, credentials changed, and
+// the thread ends (sampleLoop).
+//
+//lint:ignore U1000 used by sampler_amd64.s
+var sampleDumpable uint64
+
+// samplerTid is the sampler thread's id, once it runs: top -H shows its
+// CPU time, the sampler's cost.
+var samplerTid int64
+
 // statusOffset is the place in g of its status word; 0: not found.
 var statusOffset uintptr
 
@@ -94,9 +106,12 @@ func StartSampler(d time.Duration) bool {
 		return true
 	}
 	sampleSeed = uint64(time.Now().UnixNano()) | 1
+	d0, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_GET_DUMPABLE, 0, 0)
+	sampleDumpable = uint64(d0)
 	top := (uintptr(unsafe.Pointer(&samplerStack[len(samplerStack)-1])) &^ 15) - 16
 	tls := uintptr(unsafe.Pointer(&samplerTLS[len(samplerTLS)-1])) // -8(FS) is 0
-	if cloneSampler(top, tls, int64(d/time.Microsecond)) < 0 {
+	samplerTid = cloneSampler(top, tls, int64(d/time.Microsecond))
+	if samplerTid < 0 {
 		samplerInterval.Store(0)
 		return false
 	}

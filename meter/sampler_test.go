@@ -4,12 +4,14 @@ package meter
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -138,4 +140,52 @@ func TestSamplerRuns(t *testing.T) {
 	wg.Wait()
 	p.End(&f)
 	fmt.Println("sampler: seen")
+}
+
+// Where the process's credentials change (syscall.Setuid, which the
+// runtime does on each of its threads), the sampler's thread, which the
+// runtime does not know, ends rather than keep the old ones, and the
+// sampler is off. As root the test drops to nobody; otherwise it changes
+// what the kernel changes on such a drop, the dumpable flag.
+func TestSamplerEndsWhereCredentialsChange(t *testing.T) {
+	if os.Getenv("METER_TEST_SAMPLER") == "" {
+		// A sampler that does not end keeps the child waiting: killed
+		// after a minute, it fails the test.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSamplerEndsWhereCredentialsChange$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "METER_TEST_SAMPLER=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("sampler: ended")) {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	if !StartSampler(100 * time.Microsecond) {
+		t.Fatal("the sampler does not start")
+	}
+	task := fmt.Sprintf("/proc/self/task/%d", samplerTid)
+	if _, err := os.Stat(task); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getuid() == 0 {
+		if err := syscall.Setgid(65534); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Setuid(65534); err != nil {
+			t.Fatal(err)
+		}
+	} else if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0); e != 0 {
+		t.Fatal(e)
+	}
+	for samplerInterval.Load() != 0 {
+		runtime.Gosched()
+	}
+	for {
+		if _, err := os.Stat(task); os.IsNotExist(err) {
+			break
+		}
+		runtime.Gosched()
+	}
+	fmt.Println("sampler: ended")
 }
