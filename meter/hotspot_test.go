@@ -1,7 +1,6 @@
 package meter
 
 import (
-	"fmt"
 	"sync"
 	"testing"
 
@@ -634,41 +633,47 @@ func TestUnmeteredFiringsChargeTheirMetering(t *testing.T) {
 // CPU time. A bracketed wait of its own body does not count: the work
 // around it is timed; it is sampled.
 func TestWaitingProbeAffordsMetering(t *testing.T) {
-	for _, bracketed := range []bool{false, true} {
-		t.Run(fmt.Sprintf("bracketed=%v", bracketed), func(t *testing.T) {
-			h := hot()
-			h.Sample, h.Cost, h.SampleShare = 10, 0.02, 0.001
-			var parked bool
-			wire(t, Chain{Hotspot: h, Parked: func() bool { p := parked; parked = false; return p }})
-			samplerInterval.Store(1)
-			defer samplerInterval.Store(0)
-			setOverhead(pathMeter, 0, 100)
-			p := newProbe(t, "client")
-			g := current()
-			for range h.Initial {
-				f := p.Begin()
-				clk.Advance(1 * us)
-				if bracketed {
-					p.Wait(&f)
-				} else {
-					g.ran += 1 * us // the sampler saw the work
-				}
-				clk.Advance(100 * us)
-				parked = true
-				if bracketed {
-					p.Woke(&f)
-				}
-				p.End(&f)
-			}
-			want := Timed
-			if bracketed {
-				want = Sampled
-			}
-			if s := p.State(); s != want {
-				t.Fatalf("state %d, want %d", s, want)
-			}
-		})
+	for _, c := range []struct {
+		bracketed bool
+		want      State
+	}{{false, Timed}, {true, Sampled}} {
+		if s := judgeClient(t, c.bracketed, 1*us, 0); s != c.want {
+			t.Errorf("bracketed=%v: state %d, want %d", c.bracketed, s, c.want)
+		}
 	}
+}
+
+// judgeClient returns hotspot's verdict on a probe whose calls each run
+// work ns (what the sampler saw; where the wait is bracketed, timed),
+// wait 100 µs, parked, inside a call without probes or in a bracket of
+// their own, then leave between ns to the rest of the program.
+func judgeClient(t *testing.T, bracketed bool, work, between int64) State {
+	h := hot()
+	h.Sample, h.Cost, h.SampleShare = 10, 0.02, 0.001
+	var parked bool
+	wire(t, Chain{Hotspot: h, Parked: func() bool { p := parked; parked = false; return p }})
+	samplerInterval.Store(1)
+	defer samplerInterval.Store(0)
+	setOverhead(pathMeter, 0, 100)
+	p := newProbe(t, "client")
+	g := current()
+	for range h.Initial {
+		f := p.Begin()
+		clk.Advance(work)
+		if bracketed {
+			p.Wait(&f)
+		} else {
+			g.ran += uint64(work) // the sampler saw the work
+		}
+		clk.Advance(100 * us)
+		parked = true
+		if bracketed {
+			p.Woke(&f)
+		}
+		p.End(&f)
+		clk.Advance(between)
+	}
+	return p.State()
 }
 
 // A probe whose calls wait inside a call without probes is not disabled
@@ -676,36 +681,14 @@ func TestWaitingProbeAffordsMetering(t *testing.T) {
 // look or none. Its stretches left out whole weigh in the share test; a
 // wait it brackets itself does not, and the same calls are then disabled.
 func TestWaitingProbeUnseenIsNotDisabled(t *testing.T) {
-	for _, bracketed := range []bool{false, true} {
-		t.Run(fmt.Sprintf("bracketed=%v", bracketed), func(t *testing.T) {
-			h := hot()
-			h.Sample, h.Cost, h.SampleShare = 10, 0.02, 0.001
-			var parked bool
-			wire(t, Chain{Hotspot: h, Parked: func() bool { p := parked; parked = false; return p }})
-			samplerInterval.Store(1)
-			defer samplerInterval.Store(0)
-			setOverhead(pathMeter, 0, 100)
-			p := newProbe(t, "client")
-			for range h.Initial {
-				f := p.Begin()
-				if bracketed {
-					p.Wait(&f)
-				}
-				clk.Advance(100 * us) // no look lands in it
-				parked = true
-				if bracketed {
-					p.Woke(&f)
-				}
-				p.End(&f)
-				clk.Advance(10 * ms) // the program runs on: 100 µs is 1% of it
-			}
-			want := Timed
-			if bracketed {
-				want = DisabledHotspot
-			}
-			if s := p.State(); s != want {
-				t.Fatalf("state %d, want %d", s, want)
-			}
-		})
+	for _, c := range []struct {
+		bracketed bool
+		want      State
+	}{{false, Timed}, {true, DisabledHotspot}} {
+		// No look lands in a call; the program runs on 10 ms between
+		// calls: 100 µs is 1% of it.
+		if s := judgeClient(t, c.bracketed, 0, 10*ms); s != c.want {
+			t.Errorf("bracketed=%v: state %d, want %d", c.bracketed, s, c.want)
+		}
 	}
 }
