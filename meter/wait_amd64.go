@@ -40,7 +40,9 @@ func waitsSeen() bool { return waitOffset != 0 }
 
 // findWaits sets waitOffset and isWait. On a loaded machine the parked
 // goroutines may not all show as parked before the sleeper wakes: then it
-// looks again, the sleep twice as long, a few times.
+// looks again, the sleep twice as long, a few times. The first sleep is
+// short: the sleeper outlives the look, and a program sees it among its
+// goroutines (runtime.NumGoroutine) until it wakes.
 func findWaits() {
 	waitsOnce.Do(func() {
 		findGoid()
@@ -50,7 +52,7 @@ func findWaits() {
 		findLeft()
 		findSyscall()
 		initRunWait()
-		for sleep := 100 * time.Millisecond; sleep <= 1600*time.Millisecond; sleep *= 2 {
+		for sleep := 10 * time.Millisecond; sleep <= 1280*time.Millisecond; sleep *= 2 {
 			if !lookForWaits(sleep) {
 				return
 			}
