@@ -40,7 +40,7 @@ import (
 // profile charges to the function it works in. It writes only the states'
 // counters, and reads only memory that is never freed: g structs, the
 // states, and the tables (the retired ones are kept alive). It ends with
-// the process.
+// the process, or where the process's credentials change (sampleLoop).
 //
 // The mean interval is METER_SAMPLER_INTERVAL (5 ms), or 500 times what
 // the last look took, if longer: a look reads every entry of the table,
