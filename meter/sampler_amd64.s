@@ -114,10 +114,10 @@ child:
 
 // func sampleLoop(us int64)
 //
-// Never returns. The mean interval is us µs, or 500 times what the last
-// look took, if longer: a look at a large table (tens of thousands of
-// goroutines, each a cache miss or two) then costs at most a fifth of a
-// percent of a core. Each look weighs the time since the one before, read
+// It returns only where credentials change (below). The mean interval is
+// us µs, or 500 times what the last look took, if longer: a look at a
+// large table (tens of thousands of goroutines, each a cache miss or two)
+// then costs at most a fifth of a percent of a core. Each look weighs the time since the one before, read
 // from CLOCK_MONOTONIC: a sleep ends late on a busy machine, and a look's
 // weight must be the time it stands for, up to four times the mean: a
 // process stopped (SIGSTOP, a debugger, a machine asleep) must not give

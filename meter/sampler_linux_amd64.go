@@ -84,8 +84,9 @@ var (
 // number (sampler_amd64.s).
 func cloneSampler(stack, tls uintptr, us int64) int64
 
-// sampleLoop sleeps and looks, for ever, at a mean interval of us µs at
-// the smallest table: the sampler thread's body (sampler_amd64.s).
+// sampleLoop sleeps and looks at a mean interval of us µs at the
+// smallest table, until the process's credentials change: the sampler
+// thread's body (sampler_amd64.s).
 //
 //lint:ignore U1000 called by cloneSampler
 func sampleLoop(us int64)

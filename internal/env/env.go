@@ -127,7 +127,7 @@ var Properties = []Property{
 	{"METER_SPOTCHECK_INTERVAL", "10000", "every Nth firing of a disabled probe is metered; a hot one enables the probe again"},
 	{"METER_TRACE_MAX", "10000", "firings metered in one trace at most (≤ 100000)"},
 	{"METER_PPROF_LABELS", "false", "label goroutines with the trace they run (an allocation per trace start)"},
-	{"METER_SAMPLER_INTERVAL", "5000", "µs, mean interval at which a thread of a program looks at which goroutines run: the CPU time of stretches left out as waits; 0: off"},
+	{"METER_SAMPLER_INTERVAL", "5000", "µs, mean interval at which a thread of the process looks at which goroutines run: the CPU time of stretches left out as waits; 0: off"},
 	{"METER_EXPORT_CSV", "(none)", "path: the performance model, at exit and each interval"},
 	{"METER_EXPORT_PPROF", "(none)", "path: metered call paths as a pprof profile"},
 	{"METER_EXPORT_OTLP", "false", "traces and the model over OTLP (needs the otlp import)"},
