@@ -68,6 +68,11 @@ func Now() int64 {
 	return int64(time.Since(base))
 }
 
+// TSC reports whether ticks are the TSC's, read by RDTSCP: a caller that
+// reads it with other state in one assembly function (which nothing
+// preempts) gets a reading Now would have given.
+func TSC() bool { return mode == modeTSC }
+
 // Nanos converts a tick difference to nanoseconds with a 64×64→128-bit
 // multiply and a shift: no division. A difference ≤ 0 gives 0.
 func Nanos(ticks int64) int64 {

@@ -174,6 +174,7 @@ func Configure(c Chain) {
 		engine.traceMax = math.MaxInt32
 	}
 	engine.sink, engine.manual, engine.clockCost, engine.parked = c.Sink, c.Clock, c.ClockCost, c.Parked
+	stampTSC = c.Clock == nil && clock.TSC()
 	engine.desched, engine.runWait, engine.worked, engine.idle = c.Descheduled, c.RunWait, c.Worked, c.Idle
 	engine.syscalled, engine.threadCPU = c.Syscalled, c.ThreadCPU
 	hand := c.HandOver
@@ -292,6 +293,10 @@ func now() int64 {
 	}
 	return clock.Now()
 }
+
+// stampTSC says that stamp reads the TSC itself, as clock.Now does: the
+// clock is the TSC (clock.Setup comes before Configure), not a manual one.
+var stampTSC bool
 
 // nanos converts a tick difference to ns, clamping a negative one to 0.
 func nanos(start, end int64) int64 {

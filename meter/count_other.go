@@ -2,6 +2,8 @@
 
 package meter
 
+import "github.com/meterio/meter/clock"
+
 // findMP leaves mpOffset at 0: off amd64 and under -race, begin is Go, and
 // counts through procPin (count.go).
 func findMP() {}
@@ -18,3 +20,16 @@ var assistReason uint8
 
 // findWaits finds nothing here.
 func findWaits() {}
+
+// stamp is the clock, and no marks, here.
+func stamp() (t int64, left, reason uint8, sys bool) { return stampOther() }
+
+// stampOther is stamp.
+func stampOther() (t int64, left, reason uint8, sys bool) {
+	if m := engine.manual; m != nil {
+		t = m.Now()
+		left, reason, sys = engine.manualMarks()
+		return
+	}
+	return clock.Now(), 0, 0, false
+}

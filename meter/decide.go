@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/meterio/meter/clock"
 	"github.com/meterio/meter/extensions/flowcheck"
 )
 
@@ -439,15 +440,31 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int
 	if d > 0 && g.frames[d-1].cpu != 0 {
 		// The parent's stretch ends on the thread's CPU clock before this
 		// firing begins, so that reading it stays outside this firing.
-		g.frames[d-1].closeBetween(now())
+		t, left, reason, sys := stamp()
+		g.frames[d-1].closeBetween(t, left, reason, sys)
 		f.start = now()
+		f.openStretch(f.start, left)
 	} else {
-		f.start = now() // last but the stretches and the release, so the engine's work stays outside
-		if d > 0 {
-			g.frames[d-1].closeBetween(f.start)
+		// Last but the stretches and the release, so the engine's work
+		// stays outside.
+		var t int64
+		var left, reason uint8
+		var sys bool
+		switch { // stamp, its other ways written out
+		case stampTSC:
+			t, left, reason, sys = stamp()
+		case engine.manual == nil:
+			t = clock.Now()
+			left, reason, sys = marks()
+		default:
+			t, left, reason, sys = stampOther()
 		}
+		if d > 0 {
+			g.frames[d-1].closeBetween(t, left, reason, sys)
+		}
+		f.start = t
+		f.openStretch(t, left)
 	}
-	f.openStretch(f.start)
 	if f.span >= 0 {
 		g.spans[f.span].Start = f.start
 	}

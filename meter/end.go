@@ -1,6 +1,10 @@
 package meter
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/meterio/meter/clock"
+)
 
 // End ends the firing *f, one that Begin returned, if it is not nil, on
 // the same goroutine. Generated code calls it before each return of the
@@ -51,7 +55,18 @@ func (p *Probe) end(fr *Frame) int64 {
 		p.noteEnded()
 		return -1
 	}
-	t := now()
+	var t int64
+	var left, reason uint8
+	var sys bool
+	switch { // stamp, its other ways written out
+	case stampTSC:
+		t, left, reason, sys = stamp()
+	case engine.manual == nil:
+		t = clock.Now()
+		left, reason, sys = marks()
+	default:
+		t, left, reason, sys = stampOther()
+	}
 	g := fr.g
 	g.acquire()
 	d := fr.index
@@ -72,7 +87,7 @@ func (p *Probe) end(fr *Frame) int64 {
 	raw := nanos(fr.start, t)
 	inner, outer := overhead[k].inner.Load(), overhead[k].outer.Load()
 	incl := max(raw-inner-fr.over, 0)
-	fr.closeStretch(t)
+	fr.closeStretch(t, left, reason, sys)
 	if fr.bare < 0 {
 		fr.own -= fr.bare // (stretch.go, bare stretches)
 	}
@@ -88,9 +103,9 @@ func (p *Probe) end(fr *Frame) int64 {
 		// cost it around the firing's clock reads; after this firing's
 		// read of the thread's CPU clock, where it had one.
 		if fr.cpu != 0 {
-			pf.openStretch(now())
+			pf.openStretch(now(), left)
 		} else {
-			pf.openStretch(t)
+			pf.openStretch(t, left)
 		}
 		pf.child, pf.base = outer-inner, outer-inner
 		if pf.pool != Unlimited {

@@ -576,11 +576,11 @@ func TestDescheduledStretchChargedByItsChildren(t *testing.T) {
 	wire(t, Chain{Descheduled: func() int { n := left; left = 0; return n }, RunWait: 4 * ms})
 	f := &Frame{g: &Goroutine{}}
 	stretch := func(start, end, children int64, times int) {
-		f.openStretch(start)
+		f.openStretch(start, 0)
 		f.base = 0         // began at a metered child's end, which cost nothing here
 		f.child = children // what the leaf adds for unmetered sampled children
 		left = times
-		f.closeBetween(end)
+		closeAt(f, end)
 	}
 	stretch(0, 10*us, 8*us, 0)            // whole: 2 µs own for 8 µs of children
 	stretch(10*us, 10*us+30*ms, 16*us, 1) // taken off its P: 16 µs of children, so 4 µs own
@@ -856,7 +856,7 @@ func TestLeftOutStretchKeepsWhatTheSamplerSaw(t *testing.T) {
 	// A stretch that no look found gives back what its unmetered sampled
 	// children were charged: their time is in the looks of other stretches.
 	fr := &Frame{g: &Goroutine{}}
-	fr.openStretch(0)
+	fr.openStretch(0, 0)
 	fr.child = 50 * us
 	fr.leaveOut(1 * ms)
 	if fr.own != -50*us || fr.waited != 1*ms {
@@ -866,7 +866,7 @@ func TestLeftOutStretchKeepsWhatTheSamplerSaw(t *testing.T) {
 	// nothing back.
 	samplerInterval.Store(0)
 	fr = &Frame{g: &Goroutine{}}
-	fr.openStretch(0)
+	fr.openStretch(0, 0)
 	fr.child = 50 * us
 	fr.g.ran = 20 * us
 	fr.leaveOut(1 * ms)
@@ -875,29 +875,38 @@ func TestLeftOutStretchKeepsWhatTheSamplerSaw(t *testing.T) {
 	}
 }
 
-// A short stretch that the scheduler took the goroutine off its P in,
-// with nothing to tell what it ran (the only stretch of its firing),
-// keeps what the sampler saw it run there; without the sampler, nothing.
-func TestShortDescheduledStretchKeepsWhatTheSamplerSaw(t *testing.T) {
-	for _, on := range []bool{true, false} {
-		t.Run(fmt.Sprintf("sampler=%v", on), func(t *testing.T) {
+// A stretch that the scheduler took the goroutine off its P in, with
+// nothing to tell what it ran (the only stretch of its firing), keeps what
+// the sampler saw it run there, short or long: a long one may be long for
+// its wait alone (a call of a few µs preempted among busier goroutines, one
+// P, waits tens of ms), and the mean run-queue wait of the moment is not
+// its wait. Without the sampler, a short one keeps nothing and a long one
+// its wall time less a run-queue wait for each time it left.
+func TestDescheduledStretchKeepsWhatTheSamplerSaw(t *testing.T) {
+	for _, c := range []struct {
+		on        bool
+		wall, ran int64
+		want      int64
+	}{
+		{true, 1 * ms, 3 * us, 3 * us},
+		{false, 1 * ms, 3 * us, 0},
+		{true, 30 * ms, 5 * ms, 5 * ms},
+		{false, 30 * ms, 5 * ms, 30*ms - 4*ms},
+	} {
+		t.Run(fmt.Sprintf("sampler=%v,wall=%dms", c.on, c.wall/ms), func(t *testing.T) {
 			var left int
-			wire(t, Chain{Descheduled: func() int { n := left; left = 0; return n }, RunWait: 1 * us})
-			if on {
+			wire(t, Chain{Descheduled: func() int { n := left; left = 0; return n }, RunWait: 4 * ms})
+			if c.on {
 				samplerInterval.Store(1)
 			}
 			defer samplerInterval.Store(0)
 			p := newProbe(t, "preempted")
 			f := p.Begin()
-			clk.Advance(1 * ms) // ran 3 µs, waited its turn the rest
-			current().ran += 3 * us
+			clk.Advance(c.wall) // ran c.ran, waited its turn the rest
+			current().ran += uint64(c.ran)
 			left = 1
 			p.End(&f)
-			want := int64(0)
-			if on {
-				want = 3 * us
-			}
-			checkRow(t, p, 1, 1*ms, want)
+			checkRow(t, p, 1, c.wall, c.want)
 		})
 	}
 }
@@ -913,12 +922,12 @@ func TestLeftOutStretchWithSampledChildrenKeepsItsHistory(t *testing.T) {
 	defer samplerInterval.Store(0)
 	f := &Frame{g: &Goroutine{}}
 	stretch := func(start, end, children, ran int64, park bool) {
-		f.openStretch(start)
+		f.openStretch(start, 0)
 		f.base = 0         // began at a metered child's end, which cost nothing here
 		f.child = children // what the leaf adds for unmetered sampled children
 		f.g.ran = uint64(ran)
 		parked = park
-		f.closeBetween(end)
+		closeAt(f, end)
 	}
 	stretch(0, 10*us, 8*us, 0, false)             // whole: 2 µs own for 8 µs of children
 	stretch(10*us, 10*us+5*ms, 16*us, 1*ms, true) // parked: 16 µs of children, so 4 µs own
@@ -929,4 +938,10 @@ func TestLeftOutStretchWithSampledChildrenKeepsItsHistory(t *testing.T) {
 	if f.own != 306*us {
 		t.Fatalf("own %d ns, want %d", f.own, 306*us)
 	}
+}
+
+// closeAt ends f's stretch at tick t, with the manual chain's marks.
+func closeAt(f *Frame, t int64) {
+	left, reason, sys := engine.manualMarks()
+	f.closeBetween(t, left, reason, sys)
 }

@@ -22,8 +22,12 @@ import (
 // scheduler takes a goroutine off after 10 ms of running, so a stretch
 // holds a preemption about as often as its CPU time is a share of 10 ms).
 // A longer one (a loop whose calls are untimed, in a process with more
-// work than Ps) is charged its wall time less a mean run-queue wait of the
-// moment for each time, and no less than nothing. The mean is that of the
+// work than Ps) is charged what the sampler saw it run where the sampler
+// runs: a stretch may be long for its wait alone (a call of a few µs
+// preempted among busier goroutines on one P waits tens of ms), and the
+// mean wait below is that of other goroutines. Without the sampler, it is
+// charged its wall time less a mean run-queue wait of the moment for each
+// time, and no less than nothing. The mean is that of the
 // goroutines that became ready lately, not this one's, which a goroutine
 // taken off for its time slice (to the global queue) waits longer than. A
 // long stretch may have left the running state 256 times or more, the

@@ -36,33 +36,24 @@ var disturbed atomic.Int64
 // it is set, Goroutine.ran holds what the sampler saw.
 var samplerInterval atomic.Int64
 
-// openStretch begins a stretch of f at tick t. The running goroutine must
-// be f's.
-func (f *Frame) openStretch(t int64) {
+// openStretch begins a stretch of f at tick t, whose marks (stamp) read
+// left, and not from a look of its own after the engine's work since t,
+// in which the goroutine may have been taken off its P (stamp). The
+// running goroutine must be f's.
+func (f *Frame) openStretch(t int64, left uint8) {
 	f.mark, f.child, f.base, f.charger = t, 0, -1, 0
 	f.g.ran = 0
-	if engine.manual == nil { // engine.marks, written out: a second call would keep it from being inlined
-		f.left, _, _ = marks()
-	} else {
-		f.left, _, _ = engine.manualMarks()
-	}
+	f.left = left
 	if f.cpu != 0 {
 		f.cpu = engine.cpuNow()
 	}
 }
 
-// closeStretch ends f's current stretch at tick t and begins the next: the
-// stretch's time, less what was charged to it, goes to f's own time unless
-// the goroutine waited in it (parked, or in a system call). The running
-// goroutine must be f's.
-func (f *Frame) closeStretch(t int64) {
-	var left, reason uint8
-	var sys bool
-	if engine.manual == nil { // engine.marks, written out (openStretch)
-		left, reason, sys = marks()
-	} else {
-		left, reason, sys = engine.manualMarks()
-	}
+// closeStretch ends f's current stretch at tick t, whose marks (stamp)
+// read left, reason and sys, and begins the next: the stretch's time, less
+// what was charged to it, goes to f's own time unless the goroutine waited
+// in it (parked, or in a system call). The running goroutine must be f's.
+func (f *Frame) closeStretch(t int64, left, reason uint8, sys bool) {
 	switch n := engine.descheduled(f.left, left); {
 	case engine.waited(reason), n > 0 && sys:
 		f.leaveOut(t)
@@ -183,14 +174,7 @@ var syscallStretches atomic.Int64
 // checkpoint is a stretch between children, whose history (hist) tells
 // what one taken off its P ran. (Two functions, not one with a flag, so
 // that End's path, which closes no stretch between children, stays short.)
-func (f *Frame) closeBetween(t int64) {
-	var left, reason uint8
-	var sys bool
-	if engine.manual == nil { // engine.marks, written out (openStretch)
-		left, reason, sys = marks()
-	} else {
-		left, reason, sys = engine.manualMarks()
-	}
+func (f *Frame) closeBetween(t int64, left, reason uint8, sys bool) {
 	between := f.base >= 0
 	switch n := engine.descheduled(f.left, left); {
 	case engine.waited(reason), n > 0 && sys:
@@ -314,7 +298,7 @@ func (f *Frame) descheduled(t int64, n int, reason uint8, between bool) {
 		// Its stretches that ran whole say what one holds.
 		descheduled.Add(1)
 		f.own += min(f.hist.bare/f.hist.bareN, max(l-f.child, 0))
-	case l >= longStretch:
+	case l >= longStretch && samplerInterval.Load() == 0:
 		w := runWait(t)
 		descheduled.Add(1)
 		f.own += max(l-int64(leftTimes(l, n, w))*w-f.child, 0)
@@ -453,7 +437,7 @@ func checkpoint(pos, pc uintptr) {
 	g.settle(pos, pc)
 	if g.depth > 0 {
 		f := g.frames[g.depth-1]
-		f.closeBetween(now())
+		f.closeBetween(stamp())
 		f.base = 0
 		g.ran = 0
 	}
@@ -556,7 +540,7 @@ func (f *Frame) woke(at int64) {
 		if f.waitLeft != f.left || sys {
 			// It left before the wait, or made a system call: the
 			// stretch is one, closed by the rules.
-			f.closeBetween(now())
+			f.closeBetween(stamp())
 			f.base = 0
 			f.g.ran = 0
 			return
@@ -608,7 +592,7 @@ func (p *Probe) Mark(f *Firing) {
 	g := fr.g
 	g.acquire()
 	if d := fr.index; d == g.depth-1 && fr.probe == p {
-		fr.closeBetween(now())
+		fr.closeBetween(stamp())
 		c := stretchMark.inner.Load() // what the mark costs the stretch it begins
 		fr.child, fr.base = c, c
 		g.ran = 0

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/meterio/meter/clock"
 )
 
 // A goroutine that waits (on a channel, a lock, a timer, the network)
@@ -279,6 +281,30 @@ func waitNames() map[uint64]string {
 // entered a system call (syscall_linux_amd64.go), the last two of which it
 // clears, so that a wait or a call from now on shows (marks_amd64.s).
 func marks() (left, reason uint8, sys bool)
+
+// stamp returns the tick at which one stretch ends and the next begins,
+// with the running goroutine's marks (marks) as of that tick: with the
+// TSC, read in one assembly function, where nothing preempts the goroutine
+// (marks_amd64.s); else the marks right after the clock (stampOther). A
+// goroutine taken off its P between a tick and a later look at its marks
+// would wait in the run queue inside the stretch that begins at the tick,
+// with its count of leaving the running state already moved: the wait
+// would be taken for own time.
+func stamp() (t int64, left, reason uint8, sys bool)
+
+// stampOther is stamp without the TSC, or with a manual clock.
+//
+//lint:ignore U1000 jumped to from marks_amd64.s
+func stampOther() (t int64, left, reason uint8, sys bool) {
+	if m := engine.manual; m != nil {
+		t = m.Now()
+		left, reason, sys = engine.manualMarks()
+		return
+	}
+	t = clock.Now()
+	left, reason, sys = marks()
+	return
+}
 
 // isWaitReason reports whether reason is a wait (findWaits).
 func isWaitReason(reason uint8) bool { return isWait[reason] }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/meterio/meter/clock"
 )
 
 // The wait reason's place in g and the reasons that are waits are found
@@ -91,5 +93,59 @@ func TestRunWaitRead(t *testing.T) {
 	// those other tests left.
 	if r := runQueue.ready.Load(); r < 0 || r > 1000 {
 		t.Errorf("ready goroutines %d", r)
+	}
+}
+
+// stamp reads the tick and the marks that marks reads, with the TSC (in
+// one assembly function) and without: the count of leaving the running
+// state as of the tick, the wait reason, cleared once read, and a tick
+// between two clock reads around it.
+func TestStampReadsTheTickAndTheMarks(t *testing.T) {
+	findWaits()
+	if leftOffset == 0 || waitOffset == 0 {
+		t.Skip("the runtime's g was not read here")
+	}
+	for _, src := range []string{clock.SourceTSC, clock.SourceMono} {
+		t.Run(src, func(t *testing.T) {
+			if err := clock.Setup(src); err != nil {
+				t.Skip(err)
+			}
+			defer clock.Setup("mono")
+			Configure(Chain{Enabled: true})
+			defer Configure(Chain{Enabled: true, Clock: clock.NewManual()})
+			if stampTSC != (src == clock.SourceTSC) {
+				t.Fatalf("stampTSC %v with the %s clock", stampTSC, src)
+			}
+			stamp()
+			before := clock.Now()
+			tick, left, reason, sys := stamp()
+			after := clock.Now()
+			if tick < before || tick > after {
+				t.Errorf("tick %d not between the reads around it, %d and %d", tick, before, after)
+			}
+			if reason != 0 || sys {
+				t.Errorf("reason %d, system call %v, with nothing since the last stamp", reason, sys)
+			}
+			runtime.Gosched()
+			runtime.Gosched()
+			if _, now, _, _ := stamp(); now-left < 2 {
+				t.Errorf("two yields counted %d times", now-left)
+			}
+			parked := false
+			for try := 0; try < 5 && !parked; try++ {
+				ch := make(chan int)
+				go func() { time.Sleep(time.Millisecond); ch <- 1 }()
+				stamp()
+				<-ch
+				_, _, r, _ := stamp()
+				parked = isWaitReason(r)
+			}
+			if !parked {
+				t.Fatal("a channel receive that parked: no wait read")
+			}
+			if _, _, r, _ := stamp(); r != 0 {
+				t.Errorf("reason %d read again: stamp did not clear it", r)
+			}
+		})
 	}
 }
