@@ -5,6 +5,9 @@
 # The clock is mono: TSC calibration loops for 5 ms of wall time, which
 # under valgrind is a varying number of instructions. So 'metered' here
 # includes two mono reads; 'metered-manual-clock' is the engine alone.
+# METER_CLOCK=tsc counts the TSC's path instead (its calibration's loop
+# varies the total by a few hundred instructions: about 2 a firing at
+# N=200000).
 #   bench/callgrind.sh [N]
 #   BENCH=Chain bench/callgrind.sh   the chain's cases against a disabled probe
 # CASES picks the cases and BASE the baseline (BASE=defer/disabled with the
@@ -21,12 +24,12 @@ if [ "$bench" = Chain ]; then
   cases=${CASES:-outside-tracepoint outside-flowcheck outside-tracepoint+flowcheck+budget disabled-spotcheck}
 else
   base=${BASE:-plain}
-  cases=${CASES:-disabled metered metered-manual-clock clock-read}
+  cases=${CASES:-disabled metered nested/metered metered-manual-clock clock-read}
 fi
 bin=${BIN:-$tmp/probe.test}
 [ -n "${BIN:-}" ] || go test -c -o "$bin" ./probe
 count() { # case iterations → total instructions
-  METER_CLOCK=mono GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
+  METER_CLOCK=${METER_CLOCK:-mono} GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
     "$bin" -test.run '^$' -test.bench "^Benchmark$bench\$/^${1//+/\\+}\$" -test.benchtime "${2}x" >/dev/null 2>&1
   callgrind_annotate "$tmp/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1; exit}'
 }

@@ -32,6 +32,7 @@ section() { # title command...
 
 # The engine's cost per call, and on whole programs.
 section "Instructions per call, by path (over the plain function)" bench/callgrind.sh 200000
+section "Instructions per call, metered, with the TSC (the clock where the kernel trusts it; above, the monotonic clock)" env METER_CLOCK=tsc CASES="metered nested/metered" bench/callgrind.sh 200000
 section "Instructions per call of the chain's paths (over a disabled probe's call)" env BENCH=Chain CASES="untimed sampled outside-tracepoint outside-flowcheck disabled-spotcheck" bench/callgrind.sh 200000
 section "Instructions per call of a root that hands its context on (within) or not (start)" env BENCH=Root BASE=start/disabled CASES="within/disabled start/outside-tracepoint within/outside-tracepoint start/metered within/metered" bench/callgrind.sh 200000
 section "Wall time per call, by path (six runs, the fewest benchstat gives intervals for)" bench/firing.sh 6
@@ -80,6 +81,9 @@ if [ "$OUT" = docs/measurements.md ]; then
 		/^## / { sec = $0 }
 		sec ~ /by path \(over the plain/ && $1 == "disabled" { dis = $3 }
 		sec ~ /by path \(over the plain/ && $1 == "metered" { met = $3 }
+		sec ~ /by path \(over the plain/ && $1 == "nested/metered" { nest = $3 }
+		sec ~ /with the TSC/ && $1 == "metered" { tmet = $3 }
+		sec ~ /with the TSC/ && $1 == "nested/metered" { tnest = $3 }
 		sec ~ /chain.s paths/ && $1 == "untimed" { unt = $3 }
 		sec ~ /chain.s paths/ && $1 == "sampled" { smp = $3 }
 		sec ~ /of whole programs/ && $2 ~ /^(yaml|service)$/ { off[$2] = $8; def[$2] = $12 }
@@ -90,7 +94,7 @@ if [ "$OUT" = docs/measurements.md ]; then
 			printf "| a call of a disabled function | %d instructions |\n", dis
 			printf "| a call counted, untimed | %d instructions |\n", dis + unt
 			printf "| a call counted, sampled and not selected | %d instructions |\n", dis + smp
-			printf "| a call metered (two clock reads, the engine) | %d instructions |\n", met
+			printf "| a call metered, alone / inside a metered call: the TSC (the monotonic clock) | %d / %d (%d / %d) instructions |\n", tmet, tnest, met, nest
 			printf "| yaml.v3 decoding: every probe disabled / default properties | %s / %s of its instructions |\n", off["yaml"], def["yaml"]
 			printf "| a service request path: every probe disabled / default properties | %s / %s of its instructions |\n", off["service"], def["service"]
 		}' "$tmp/body.md" >"$tmp/costs.md"

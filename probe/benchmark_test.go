@@ -115,7 +115,9 @@ func loop(b *testing.B, call func(uint64) uint64) {
 
 // BenchmarkFiring is what one call costs: plain, with its probe disabled,
 // and metered (the engine with the process clock, and alone with a clock
-// that costs nothing).
+// that costs nothing); nested/metered is a metered call inside a metered
+// firing of another probe, whose stretches it ends and begins again, as
+// most metered firings of a program are.
 func BenchmarkFiring(b *testing.B) {
 	for _, c := range []struct {
 		name  string
@@ -123,6 +125,7 @@ func BenchmarkFiring(b *testing.B) {
 		off   bool
 		call  func(uint64) uint64
 	}{
+		{"nested/metered", meter.Chain{}, false, instrumented},
 		{"plain", meter.Chain{}, false, plain},
 		{"disabled", meter.Chain{}, true, instrumented},
 		{"defer/disabled", meter.Chain{}, true, deferred},
@@ -140,6 +143,11 @@ func BenchmarkFiring(b *testing.B) {
 				benchProbes[0].m.Disable(meter.DisabledHotspot)
 				benchProbes[1].m.Disable(meter.DisabledHotspot)
 				benchProbes[2].m.Disable(meter.DisabledHotspot)
+			}
+			if c.name == "nested/metered" {
+				f := benchProbes[3].Unmetered()
+				_ = benchProbes[3].On() && benchProbes[3].Begin(&f)
+				defer benchProbes[3].End(&f)
 			}
 			loop(b, c.call)
 		})

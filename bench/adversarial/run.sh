@@ -16,13 +16,15 @@
 # Names are the programs' folders; @all or @default picks the selection
 # (default: the program's own, below). ADVERSARIAL_WORK sets where
 # everything is written (default .meterinject/adversarial, which git
-# ignores); ADVERSARIAL_MODES the modes to run (default "default every").
+# ignores); ADVERSARIAL_MODES the modes to run (default "default every",
+# and for the programs with more busy goroutines than cores, "oneproc" and
+# "oneproc-every" too: the same with GOMAXPROCS=1, a container's one CPU,
+# where each goroutine waits its turn for the others' time slices).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 GO=${GO:-go}
 WORK=${ADVERSARIAL_WORK:-$ROOT/.meterinject/adversarial}
-MODES=${ADVERSARIAL_MODES:-default every}
 export GOWORK=off
 
 # Each program's selection.
@@ -35,6 +37,16 @@ repeats() {
 	case $1 in
 	short) echo "${ADVERSARIAL_SHORT_RUNS:-20}" ;;
 	*) echo 1 ;;
+	esac
+}
+modes_of() {
+	if [ -n "${ADVERSARIAL_MODES:-}" ]; then
+		echo "$ADVERSARIAL_MODES"
+		return
+	fi
+	case $1 in
+	cpubound | locks) echo "default every oneproc oneproc-every" ;;
+	*) echo "default every" ;;
 	esac
 }
 selection_of() {
@@ -85,13 +97,15 @@ for run in "${runs[@]}"; do
 	gen=$(sed -n 's/.*"\([^"]*meter_probes_gen\.go\)": "\([^"]*\)".*/\2/p' "$dir/overlay.json")
 	awk '/Register\(/ { on = 1 } on && /"/ { if (match($0, /"[^"]*"/)) print substr($0, RSTART + 1, RLENGTH - 2) } on && /\)[ \t]*$/ { on = 0 }' \
 		"$gen" >"$dir/probes.txt"
-	for mode in $MODES; do
+	for mode in $(modes_of "$name"); do
 		env=()
 		case $mode in
 		default) ;;
 		every) env=(METER_HOTSPOT_ENABLED=false) ;;
+		oneproc) env=(GOMAXPROCS=1) ;;
+		oneproc-every) env=(GOMAXPROCS=1 METER_HOTSPOT_ENABLED=false) ;;
 		*)
-			echo "run.sh: unknown mode $mode (default, every)" >&2
+			echo "run.sh: unknown mode $mode (default, every, oneproc, oneproc-every)" >&2
 			exit 2
 			;;
 		esac
