@@ -29,7 +29,7 @@
 // look-up. A firing's own time is measured in stretches between its
 // metered children (stretch.go), less what the unmetered firings of sampled
 // probes inside them take (parent.go), and less the stretches in which the
-// goroutine parked to wait (wait_amd64.go). The model's figures for a probe
+// goroutine parked to wait (wait.go). The model's figures for a probe
 // are its exact count times the weighted means of its metered firings.
 //
 // Generated code calls End before each return, with no defer and no extra

@@ -4,9 +4,9 @@
 
 // MARKS(L, R, S) writes the running g's marks to the results at offsets
 // L, R and S: its count of leaving the running state, at leftOffset; its
-// wait reason, at waitOffset, which it clears when set (wait_amd64.go);
+// wait reason, at waitOffset, which it clears when set (wait.go);
 // and whether the word at syscallOffset is set, which it clears then
-// (syscall_amd64.go). An offset of 0 (not found) reads 0. It uses AX, BX,
+// (syscall_linux.go). An offset of 0 (not found) reads 0. It uses AX, BX,
 // CX and DX.
 #define MARKS(L, R, S) \
 	MOVQ (TLS), CX; \

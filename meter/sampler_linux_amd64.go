@@ -36,7 +36,7 @@ import (
 // a metered firing open whose g's status is running is seen running, and
 // so is one whose status is waiting for a reason the runtime writes while
 // the goroutine works on its system stack (an assist of the collector's
-// marking, a scan of its own stack: isWorking, wait_amd64.go), which a CPU
+// marking, a scan of its own stack: isWorking, wait.go), which a CPU
 // profile charges to the function it works in. It writes only the states'
 // counters, and reads only memory that is never freed: g structs, the
 // states, and the tables (the retired ones are kept alive). It ends with

@@ -12,7 +12,7 @@ import (
 // there are Ps) waits in the run queue, then runs on: its stretch's wall
 // time holds that wait, which a CPU profile does not charge. The runtime
 // counts, in each g, the times the goroutine left the running state (a
-// byte, g.trackingSeq, found at start-up: wait_amd64.go), and measures how
+// byte, g.trackingSeq, found at start-up: wait.go), and measures how
 // long goroutines stay ready before they run (/sched/latencies:seconds).
 //
 // A stretch in which the goroutine was taken off its P, and whose content

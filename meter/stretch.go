@@ -10,7 +10,7 @@ import (
 // and from its last child's end to its own end. A goroutine that waits (on
 // a channel, a lock, a timer, the network) is off the CPU, and a CPU
 // profile charges nothing to the function it waits in: so a stretch in
-// which the goroutine parked to wait (wait_amd64.go) is left out of the
+// which the goroutine parked to wait (wait.go) is left out of the
 // firing's own time. One in which the scheduler took the goroutine off its
 // P without parking it (its time slice ran out) is charged what it ran
 // where the firing's history tells (closeStretch); else it is left out too
@@ -342,7 +342,7 @@ func (h *history) note(own, children int64) {
 	h.bareN++
 }
 
-// manualMarks stands for marks (wait_amd64.go) with a manual clock: no
+// manualMarks stands for marks (wait.go) with a manual clock: no
 // count of leaving the running state, no wait reason (the test's chain
 // says what happened: waited, descheduled), and whether the goroutine
 // entered a system call, as the test's chain says (Chain.Syscalled).

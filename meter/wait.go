@@ -1,4 +1,4 @@
-//go:build amd64 && !race
+//go:build (amd64 || arm64) && !race
 
 package meter
 
@@ -278,19 +278,9 @@ func waitNames() map[uint64]string {
 // marks returns what a stretch closes with and the next opens with, in
 // one look at the running goroutine's g: its count of leaving the running
 // state (g.trackingSeq, modulo 256), its wait reason byte, and whether it
-// entered a system call (syscall_linux_amd64.go), the last two of which it
+// entered a system call (syscall_linux.go), the last two of which it
 // clears, so that a wait or a call from now on shows (marks_amd64.s).
 func marks() (left, reason uint8, sys bool)
-
-// stamp returns the tick at which one stretch ends and the next begins,
-// with the running goroutine's marks (marks) as of that tick: with the
-// TSC, read in one assembly function, where nothing preempts the goroutine
-// (marks_amd64.s); else the marks right after the clock (stampOther). A
-// goroutine taken off its P between a tick and a later look at its marks
-// would wait in the run queue inside the stretch that begins at the tick,
-// with its count of leaving the running state already moved: the wait
-// would be taken for own time.
-func stamp() (t int64, left, reason uint8, sys bool)
 
 // stampOther is stamp without the TSC, or with a manual clock.
 //
@@ -329,7 +319,7 @@ func peekMarks() (left, reason uint8, sys bool) {
 }
 
 // syscallOffset is the place in g of syscallpc, which marks a system call
-// (syscall_linux_amd64.go); 0: not found, or not Linux, and no stretch is
+// (syscall_linux.go); 0: not found, or not Linux, and no stretch is
 // seen to hold a system call.
 var syscallOffset uintptr
 
