@@ -53,14 +53,20 @@ unit:
 	$(GO) test -count=1 ./meter ./probe ./extensions/...
 	REPORT_REQUIRE_BROWSER=1 $(GO) test -count=1 -run '^TestBrowser$$' ./report
 
-# The engine's arm64 paths (meter/marks_arm64.s, the waits it reads) and
-# the clock's, run under Debian's qemu-user: CI's machines are amd64.
-# Installed when missing, as chromium is. The test binaries are built
-# where git ignores them.
+# The engine's arm64 paths (meter/marks_arm64.s, sampler_arm64.s) and the
+# clock's, run under Debian's qemu-user: CI's machines are amd64. Installed
+# when missing, as chromium is, with the kernel's handler for arm64
+# executables (binfmt_misc), which the tests that start a child process
+# need. The test binaries are built where git ignores them.
 arm64:
-	@command -v qemu-aarch64 >/dev/null 2>&1 || { apt-get update && apt-get install -y qemu-user; } || \
-	{ echo 'arm64: qemu-aarch64 is missing and could not be installed: run apt-get install -y qemu-user as root'; exit 1; }
-	@set -e; mkdir -p .meterinject; for p in meter clock; do \
+	@command -v qemu-aarch64 >/dev/null 2>&1 && [ -f /usr/lib/binfmt.d/qemu-aarch64.conf ] || \
+	{ apt-get update && apt-get install -y qemu-user qemu-user-binfmt; } || \
+	{ echo 'arm64: qemu-aarch64 is missing and could not be installed: run apt-get install -y qemu-user qemu-user-binfmt as root'; exit 1; }
+	@[ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || { \
+		{ [ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc; } && \
+		cat /usr/lib/binfmt.d/qemu-aarch64.conf >/proc/sys/fs/binfmt_misc/register; } || \
+	{ echo 'arm64: arm64 executables do not run here: register /usr/lib/binfmt.d/qemu-aarch64.conf in /proc/sys/fs/binfmt_misc as root'; exit 1; }
+	@set -e; mkdir -p .meterinject; for p in meter probe clock; do \
 		echo "arm64: $$p"; GOARCH=arm64 $(GO) test -c -o .meterinject/arm64-$$p.test ./$$p; \
 		(cd $$p && qemu-aarch64 ../.meterinject/arm64-$$p.test -test.count=1); done
 

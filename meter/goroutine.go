@@ -50,7 +50,7 @@ type Goroutine struct {
 
 	join *joinState // its side of the trace it is in, across goroutines (join.go); nil before its first trace
 
-	// ran is the CPU time, in ns, that the sampler (sampler_linux_amd64.go) has seen
+	// ran is the CPU time, in ns, that the sampler (sampler_linux.go) has seen
 	// the goroutine run since its innermost metered firing's current
 	// stretch began, which clears it. The sampler adds to it with a
 	// locked add; the goroutine reads and clears it with plain accesses.
@@ -104,7 +104,7 @@ type Frame struct {
 	// own body, whose work is timed apart): what only the sampler sees.
 	blind   int64
 	waitAt  int64
-	waitRan uint64 // the goroutine's ran (sampler_linux_amd64.go) at waitAt
+	waitRan uint64 // the goroutine's ran (sampler_linux.go) at waitAt
 	// waitLeft is the goroutine's count of leaving the running state at
 	// waitAt.
 	waitLeft uint8
@@ -187,7 +187,7 @@ func insert(g uintptr) *Goroutine {
 			}
 		}
 		n.count = t.count
-		retired = append(retired, t) // the sampler may still be reading it (sampler_linux_amd64.go)
+		retired = append(retired, t) // the sampler may still be reading it (sampler_linux.go)
 		gtab.Store(n)
 		t = n
 	}

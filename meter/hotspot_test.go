@@ -629,7 +629,7 @@ func TestUnmeteredFiringsChargeTheirMetering(t *testing.T) {
 // affords its metering out of the time they hold their goroutine, own
 // time and those stretches: 100 ns is more than 2% of its 1 µs of own
 // time (what the sampler saw), but not of the 101 µs a call holds, and it
-// is metered at every call, where the sampler (sampler_linux_amd64.go) can see its
+// is metered at every call, where the sampler (sampler_linux.go) can see its
 // CPU time. A bracketed wait of its own body does not count: the work
 // around it is timed; it is sampled.
 func TestWaitingProbeAffordsMetering(t *testing.T) {

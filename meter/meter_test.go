@@ -814,7 +814,7 @@ func TestLongStretchCountWraps(t *testing.T) {
 }
 
 // A stretch left out as a wait keeps, as own time, what the sampler saw
-// the goroutine run in it (Goroutine.ran, sampler_linux_amd64.go), less what was
+// the goroutine run in it (Goroutine.ran, sampler_linux.go), less what was
 // charged to the stretch; clamped neither to the stretch's time nor at
 // zero, so that over many stretches it is the CPU time they held. A bracketed wait keeps what the sampler saw
 // since its Wait.

@@ -3,7 +3,7 @@
 #include "textflag.h"
 #include "go_asm.h"
 
-// The sampler (sampler_linux_amd64.go). It runs on a thread the Go runtime
+// The sampler (sampler_linux.go). It runs on a thread the Go runtime
 // does not know of, on a stack of 16 KiB: nothing here may grow the stack,
 // call Go, or read the thread's g.
 

@@ -1,4 +1,4 @@
-//go:build linux && amd64 && !race
+//go:build linux && (amd64 || arm64) && !race
 
 package meter
 

@@ -72,7 +72,7 @@ type Snapshot struct {
 	Unfollowed       int64       // trace parts, and firings in them, that found the pool of marks dry: goroutines started there did not join (join.go)
 	Descheduled      int64       // stretches charged their wall time less run-queue waits: the scheduler took the goroutine off its P in them (sched.go)
 	WaitsSeen        bool        // the engine tells waits from work (wait.go); false: own time holds waits
-	Sampler          int64       // ns, the sampler's mean interval (sampler_linux_amd64.go); 0: no sampler
+	Sampler          int64       // ns, the sampler's mean interval (sampler_linux.go); 0: no sampler
 	Interrupted      int64       // selected firings whose own time held an interruption, kept at their probe's mean (end.go)
 	Overcharged      int64       // stretches shorter than the estimate of the sampled probe's calls in them, the excess taken off the probe (stretch.go)
 	Dropped          int64       // spans the export path dropped

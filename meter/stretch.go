@@ -32,7 +32,7 @@ import (
 var disturbed atomic.Int64
 
 // samplerInterval is the sampler's mean interval, in ns, once it runs
-// (sampler_linux_amd64.go; a test may stand for it); 0: no sampler. While
+// (sampler_linux.go; a test may stand for it); 0: no sampler. While
 // it is set, Goroutine.ran holds what the sampler saw.
 var samplerInterval atomic.Int64
 
@@ -79,7 +79,7 @@ func (f *Frame) closeStretch(t int64, left, reason uint8, sys bool) {
 
 // leaveOut leaves f's stretch ending at tick t out of its own time: its
 // goroutine waited in it (parked, or in a system call). What the sampler
-// saw it run in the stretch (sampler_linux_amd64.go), less what was charged to the
+// saw it run in the stretch (sampler_linux.go), less what was charged to the
 // stretch, stays own time. That is an estimate, unbiased over many
 // stretches and clamped neither to the stretch's time nor at zero: a
 // stretch of 100 µs that a look every millisecond finds running holds a

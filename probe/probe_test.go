@@ -158,7 +158,7 @@ func TestDeadlockIsReported(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "all goroutines are asleep - deadlock!") {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
-	sampler := runtime.GOOS == "linux" && runtime.GOARCH == "amd64"
+	sampler := runtime.GOOS == "linux" && (runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64")
 	if want := fmt.Sprintf("sampler: %v\n", sampler); !strings.HasPrefix(string(out), want) {
 		t.Fatalf("child output does not start with %q:\n%s", want, out)
 	}

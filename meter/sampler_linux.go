@@ -1,4 +1,4 @@
-//go:build linux && amd64 && !race
+//go:build linux && (amd64 || arm64) && !race
 
 package meter
 
@@ -30,7 +30,7 @@ import (
 // asleep"), which counts the threads in system calls as running. So the
 // thread is made by clone(2), as the runtime makes its own, on a stack of
 // its own (samplerStack), with every signal blocked: the runtime's
-// signals go to its threads. It runs only assembly (sampler_amd64.s) that
+// signals go to its threads. It runs only assembly (sampler_amd64.s, sampler_arm64.s) that
 // sleeps in nanosleep(2) for a random time, uniform between half and one
 // and a half of the mean, and reads the goroutine table: a goroutine with
 // a metered firing open whose g's status is running is seen running, and
@@ -55,7 +55,7 @@ import (
 // sampler's thread is made: where it changes, credentials changed, and
 // the thread ends (sampleLoop).
 //
-//lint:ignore U1000 used by sampler_amd64.s
+//lint:ignore U1000 used by sampler_amd64.s and sampler_arm64.s
 var sampleDumpable uint64
 
 // samplerTid is the sampler thread's id, once it runs: top -H shows its
@@ -67,7 +67,7 @@ var statusOffset uintptr
 
 // sampleSeed seeds the sampler's generator of intervals.
 //
-//lint:ignore U1000 used by sampler_amd64.s
+//lint:ignore U1000 used by sampler_amd64.s and sampler_arm64.s
 var sampleSeed uint64
 
 // samplerStack is the sampler thread's stack; samplerTLS its thread-local
@@ -81,18 +81,18 @@ var (
 // cloneSampler starts the sampler's thread, with every signal blocked,
 // on the stack whose top is stack, where the thread finds us, and with its
 // thread pointer at tls; it returns the thread's id, or minus the error
-// number (sampler_amd64.s).
+// number (sampler_amd64.s, sampler_arm64.s).
 func cloneSampler(stack, tls uintptr, us int64) int64
 
 // sampleLoop sleeps and looks at a mean interval of us µs at the
 // smallest table, until the process's credentials change: the sampler
-// thread's body (sampler_amd64.s).
+// thread's body (sampler_amd64.s, sampler_arm64.s).
 //
 //lint:ignore U1000 called by cloneSampler
 func sampleLoop(us int64)
 
 // sampleOnce looks once: every goroutine with a metered firing open whose
-// g runs gets weight ns (sampler_amd64.s).
+// g runs gets weight ns (sampler_amd64.s, sampler_arm64.s).
 func sampleOnce(weight uint64)
 
 // StartSampler starts the sampler with the mean interval d, once; it
@@ -110,7 +110,7 @@ func StartSampler(d time.Duration) bool {
 	d0, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_GET_DUMPABLE, 0, 0)
 	sampleDumpable = uint64(d0)
 	top := (uintptr(unsafe.Pointer(&samplerStack[len(samplerStack)-1])) &^ 15) - 16
-	tls := uintptr(unsafe.Pointer(&samplerTLS[len(samplerTLS)-1])) // -8(FS) is 0
+	tls := uintptr(unsafe.Pointer(&samplerTLS[len(samplerTLS)-1])) // amd64: -8(FS) is 0
 	samplerTid = cloneSampler(top, tls, int64(d/time.Microsecond))
 	if samplerTid < 0 {
 		samplerInterval.Store(0)
