@@ -35,6 +35,9 @@ func writeMeta(w io.Writer, s meter.Snapshot) error {
 	if cpu := processCPU(); cpu > 0 {
 		num(schema.MetaCPU, cpu)
 	}
+	if wait, ok := coreWait(); ok {
+		num(schema.MetaCoreWait, wait)
+	}
 	line(schema.MetaClock, s.Clock)
 	if s.ClockFallback != "" {
 		line(schema.MetaClockFallback, s.ClockFallback)

@@ -50,6 +50,8 @@ type Coverage struct {
 	Largest *Row
 	Wall    time.Duration // the process's wall time; 0: unknown
 	CPU     time.Duration // its CPU time, user and system; 0: unknown
+	// CoreWait is the time its threads waited for a core (Model.CoreWait).
+	CoreWait time.Duration
 }
 
 // Entry is one entry probe and the part of its time the coverage counts.
@@ -66,7 +68,7 @@ type Entry struct {
 // key roots names them), else the probes that start the traced call
 // paths of m.Profile. With neither, Largest is the best the model can say.
 func (m *Model) Coverage() Coverage {
-	c := Coverage{Wall: m.Wall, CPU: m.CPU}
+	c := Coverage{Wall: m.Wall, CPU: m.CPU, CoreWait: m.CoreWait}
 	byName := make(map[string]*Row, len(m.Rows))
 	for i := range m.Rows {
 		byName[m.Rows[i].Probe] = &m.Rows[i]

@@ -47,6 +47,7 @@ var metaMeaning = map[string]string{
 	schema.MetaTaken:              "when the model was taken",
 	schema.MetaStarted:            "when the process started",
 	schema.MetaCPU:                "CPU time the process had used by then, user and system, in ns",
+	schema.MetaCoreWait:           "time the process's threads had waited for a core by then, in ns: wall time, and own times, hold it",
 	schema.MetaClock:              "the tick source: tsc (the CPU's invariant time-stamp counter) or mono (the monotonic clock)",
 	schema.MetaExtensions:         "the chain, in the order it asks, with each extension's settings",
 	schema.MetaProbes:             "probes registered in the program; the model lists those metered or labelled",
@@ -166,6 +167,24 @@ func writeCoverage(b *strings.Builder, m *Model) {
 	}
 	if len(ran) > 0 {
 		fmt.Fprintf(b, "<p id=\"program\">The program %s.</p>\n", strings.Join(ran, " and "))
+	}
+	if c.CoreWait > 0 {
+		// Own times are wall times less the goroutines' waits: a thread
+		// that waits for a core while its goroutine runs waits inside
+		// whichever function ran, most often where a goroutine wakes
+		// another (a go statement, an unlock), and a CPU profile gives
+		// that function none of it.
+		share, class := "", "note"
+		if c.CPU > 0 {
+			share = " (" + percent(int64(c.CoreWait), c.CPU) + " of its CPU time)"
+			if c.CoreWait*20 >= c.CPU {
+				class = "warn"
+			}
+		}
+		fmt.Fprintf(b, "<p id=\"corewait\" class=\"%s\">Its threads waited <b>%s</b> for a core%s. Own times are wall times less "+
+			"the goroutines' waits, so they hold that time where it fell: in the functions that ran as their thread lost its core, "+
+			"most often those that start or wake goroutines. A CPU profile of the same run gives them less.</p>\n",
+			class, dur(int64(c.CoreWait)), share)
 	}
 	// shares sets ns against the program's times; id tells the figures apart.
 	shares := func(ns int64, id string) []string {

@@ -215,6 +215,26 @@ func TestPageCoverage(t *testing.T) {
 		t.Error("a share under 1% lost its digits")
 	}
 
+	// The threads' wait for a core: said, with its share of the CPU time,
+	// and marked where it is 5% of it or more; not said where none.
+	if strings.Contains(page, `id="corewait"`) {
+		t.Error("a wait for a core said where the model has none")
+	}
+	m.Wall = 2 * time.Second
+	for _, c := range []struct {
+		wait time.Duration
+		want string
+	}{
+		{20 * time.Millisecond, `<p id="corewait" class="note">Its threads waited <b>20.0 ms</b> for a core (2.0% of its CPU time).`},
+		{300 * time.Millisecond, `<p id="corewait" class="warn">Its threads waited <b>300 ms</b> for a core (30.0% of its CPU time).`},
+	} {
+		m.CoreWait = c.wait
+		if page := render(t, m); !strings.Contains(page, c.want) {
+			t.Errorf("coverage lacks %q", c.want)
+		}
+	}
+	m.CoreWait = 0
+
 	// No process times: the covered time alone, and why.
 	m.Wall, m.CPU = 0, 0
 	page = render(t, m)

@@ -46,12 +46,15 @@ func (m *Model) applyMeta(name string) error {
 			taken, err = time.Parse(time.RFC3339Nano, f.Value)
 		case schema.MetaStarted:
 			started, err = time.Parse(time.RFC3339Nano, f.Value)
-		case schema.MetaCPU:
+		case schema.MetaCPU, schema.MetaCoreWait:
 			var n int64
-			if n, err = strconv.ParseInt(f.Value, 10, 64); err == nil && n >= 0 {
+			if n, err = strconv.ParseInt(f.Value, 10, 64); err != nil || n < 0 {
+				return fileErr(name, f.Line, "%s %q is not a whole number of ns", f.Key, f.Value)
+			}
+			if f.Key == schema.MetaCPU {
 				m.CPU = time.Duration(n)
 			} else {
-				return fileErr(name, f.Line, "%s %q is not a whole number of ns", f.Key, f.Value)
+				m.CoreWait = time.Duration(n)
 			}
 		case schema.MetaRoots:
 			m.Roots = strings.Fields(f.Value)

@@ -35,15 +35,18 @@ func TestApplyMeta(t *testing.T) {
 		{Key: "taken", Value: "2026-11-23T10:00:02.5Z", Line: 1},
 		{Key: "started", Value: "2026-11-23T10:00:00Z", Line: 2},
 		{Key: "cpu_ns", Value: "1500000000", Line: 3},
-		{Key: "roots", Value: "a.main  a.(*S).ServeHTTP", Line: 4},
+		{Key: "core_wait_ns", Value: "250000000", Line: 4},
+		{Key: "roots", Value: "a.main  a.(*S).ServeHTTP", Line: 5},
 	}}
 	if err := m.applyMeta("m.csv.meta"); err != nil {
 		t.Fatal(err)
 	}
-	if m.Wall != 2500*time.Millisecond || m.CPU != 1500*time.Millisecond || !reflect.DeepEqual(m.Roots, []string{"a.main", "a.(*S).ServeHTTP"}) {
-		t.Fatalf("wall %v cpu %v roots %q", m.Wall, m.CPU, m.Roots)
+	if m.Wall != 2500*time.Millisecond || m.CPU != 1500*time.Millisecond || m.CoreWait != 250*time.Millisecond ||
+		!reflect.DeepEqual(m.Roots, []string{"a.main", "a.(*S).ServeHTTP"}) {
+		t.Fatalf("wall %v cpu %v core wait %v roots %q", m.Wall, m.CPU, m.CoreWait, m.Roots)
 	}
-	for _, f := range []Field{{Key: "started", Value: "yesterday", Line: 7}, {Key: "cpu_ns", Value: "1.5s", Line: 7}} {
+	for _, f := range []Field{{Key: "started", Value: "yesterday", Line: 7}, {Key: "cpu_ns", Value: "1.5s", Line: 7},
+		{Key: "core_wait_ns", Value: "-3", Line: 7}} {
 		m := &Model{Meta: []Field{f}}
 		if err := m.applyMeta("m.csv.meta"); err == nil || !strings.HasPrefix(err.Error(), "m.csv.meta:7: "+f.Key) {
 			t.Errorf("%v: error %v", f, err)

@@ -53,8 +53,12 @@ type Model struct {
 	Roots   []string          // entry probes (units of work), when known
 	Wall    time.Duration     // the process's wall time when the model was taken; 0: unknown
 	CPU     time.Duration     // the process's CPU time (user and system) then; 0: unknown
-	Profile *Profile          // the pprof export, when there is one
-	Refresh int               // seconds between reloads of a live page; 0: none
+	// CoreWait is the time the process's threads had waited for a core
+	// then (core_wait_ns): wall time holds it, and so do own times, where
+	// it fell; 0: none, or unknown.
+	CoreWait time.Duration
+	Profile  *Profile // the pprof export, when there is one
+	Refresh  int      // seconds between reloads of a live page; 0: none
 }
 
 // MetaValue returns the value of key in the .meta fields, and whether the

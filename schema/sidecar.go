@@ -13,6 +13,7 @@ const (
 	MetaStarted          = "started"               // RFC 3339 time the chain was first wired with metering on
 	MetaFinal            = "final"                 // true: the last model of the run
 	MetaCPU              = "cpu_ns"                // the process's CPU time, user and system, in ns, when the model was taken
+	MetaCoreWait         = "core_wait_ns"          // the time its threads were ready to run and waited for a core, in ns, then (Linux's schedstat): wall time, and so own time, holds it, CPU time does not
 	MetaClock            = "clock"                 // the tick source: tsc, mono or manual
 	MetaClockFallback    = "clock_fallback"        // why METER_CLOCK=auto chose mono: what made the TSC unusable; only then
 	MetaExtensions       = "extensions"            // the chain: name(settings) for each extension, in order, separated by spaces

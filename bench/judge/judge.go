@@ -364,7 +364,7 @@ func Hidden(rows []report.Row, registered map[string]bool, prof *report.Profile,
 type CPUResult struct {
 	Inherent time.Duration // sum over the rows
 	CPU      time.Duration // 0: unknown
-	Wait     time.Duration // the threads' wait for a core, from the truth file; 0: unknown
+	Wait     time.Duration // the threads' wait for a core, from the truth file, else the model's .meta; 0: unknown
 	Source   string        // where CPU comes from
 	Checked  bool          // the program declares its work CPU-bound
 	OK       bool
@@ -375,7 +375,8 @@ type CPUResult struct {
 // the profile's samples, which start and stop a little inside the run.
 // Inherent time is wall time, which holds the time a thread was ready to
 // run and waited for a core that other processes had; where the truth
-// file gives that wait, the bound is CPU time plus the wait. It fails
+// file (else the model's .meta, core_wait_ns) gives that wait, the bound
+// is CPU time plus the wait. It fails
 // only where the truth says the work is CPU-bound (one goroutine at a
 // time, no waiting) or checked is set.
 func CPU(rows []report.Row, t *Truth, m *report.Model, prof *report.Profile, checked bool) CPUResult {
@@ -385,6 +386,9 @@ func CPU(rows []report.Row, t *Truth, m *report.Model, prof *report.Profile, che
 	}
 	if t != nil {
 		res.Wait = t.Wait
+	}
+	if res.Wait == 0 && m != nil {
+		res.Wait = m.CoreWait
 	}
 	switch {
 	case t != nil && t.CPU > 0:

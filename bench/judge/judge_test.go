@@ -267,6 +267,11 @@ func TestCPU(t *testing.T) {
 	if got := CPU(rows, truth, nil, prof, false); !got.OK || got.Wait != truth.Wait {
 		t.Errorf("%+v, want ok: 1.05s within 1s of CPU and 50ms of wait", got)
 	}
+	// Without the truth file's wait, the model's .meta gives it.
+	truth.Wait = 0
+	if got := CPU(rows, truth, &report.Model{CoreWait: 60 * time.Millisecond}, prof, false); !got.OK || got.Wait != 60*time.Millisecond {
+		t.Errorf("%+v, want ok: 1.05s within 1s of CPU and the model's 60ms of wait", got)
+	}
 	truth.CPUBound, truth.CPU = false, 0
 	got = CPU(rows, truth, nil, prof, false)
 	if got.CPU != time.Second || got.Source != "profile's samples" || got.Checked || !got.OK {
