@@ -7,9 +7,15 @@
 #   service: bench/adversarial/service, a net/http service behind four
 #            middleware closures, with auth, JSON and a search sorting with a
 #            comparator, served through httptest; an operation is a request.
-# Each count is the difference between runs of N2 and N1 operations over
-# N2−N1, which cancels start-up and the first N1 operations (hotspot's
-# verdicts come in those); the collector is off (GOGC=off), as its work
+# Each count is of operations N1 to N2 of one run, over N2−N1: the
+# program calls main.mark after the N1th operation and after the last
+# (-mark N1), and callgrind dumps its counts as mark is entered
+# (--dump-before), so start-up and the first N1 operations (hotspot's
+# verdicts come in those) stay out, and the operations counted all run
+# under the same verdicts. (Two runs, of N1 and of N2 operations, reach
+# their verdicts apart, timed under valgrind, and their difference
+# multiplies any disagreement by N2/(N2−N1).) The collector is off
+# (GOGC=off), as its work
 # depends on how the heap grows in time, not on the code. Under valgrind a
 # program runs about 50 times slower, so the hotspot thresholds are scaled
 # by 50 (METER_HOTSPOT_THRESHOLD=500, ..._INHERENT=100), and with them the
@@ -28,20 +34,21 @@ trap 'rm -rf "$tmp"' EXIT
 export GOWORK=off GOFLAGS=
 (cd "$ROOT/cmd/meterinject" && $GO build -o "$tmp/meterinject" .)
 
-count() { # binary args... → total instructions
+count() { # binary args... → instructions between the two calls of main.mark
 	local bin=$1
 	shift
+	rm -f "$tmp"/cg.out*
 	GOGC=off GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 METER_HOTSPOT_THRESHOLD=500 METER_HOTSPOT_THRESHOLD_INHERENT=100 METER_SAMPLER_INTERVAL=250000 \
-		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$bin" "$@" >/dev/null 2>&1
-	callgrind_annotate "$tmp/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1; exit}'
+		valgrind --tool=callgrind --dump-before=main.mark --callgrind-out-file="$tmp/cg.out" "$bin" "$@" >/dev/null 2>&1
+	[ -f "$tmp/cg.out.2" ] || { echo "cost.sh: $bin called main.mark fewer than twice" >&2; exit 1; }
+	callgrind_annotate "$tmp/cg.out.2" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1; exit}'
 }
 
 per() { # n1 n2 flag binary [env] → instructions per operation
-	local n1=$1 n2=$2 flag=$3 bin=$4 a b
+	local n1=$1 n2=$2 flag=$3 bin=$4 b
 	shift 4
-	a=$(env "$@" bash -c "$(declare -f count); tmp=$tmp; count $bin $flag $n1")
-	b=$(env "$@" bash -c "$(declare -f count); tmp=$tmp; count $bin $flag $n2")
-	echo $(((b - a) / (n2 - n1)))
+	b=$(env "$@" bash -c "$(declare -f count); tmp=$tmp; count $bin $flag $n2 -mark $n1")
+	echo $((b / (n2 - n1)))
 }
 
 run() { # name dir pkgs n1 n2 flag
