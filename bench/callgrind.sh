@@ -6,8 +6,8 @@
 # under valgrind is a varying number of instructions. So 'metered' here
 # includes two mono reads; 'metered-manual-clock' is the engine alone.
 # METER_CLOCK=tsc counts the TSC's path instead (its calibration's loop
-# varies the total by a few hundred instructions: about 2 a firing at
-# N=200000).
+# varies the count by about 2 instructions a firing at N=200000: 612 and
+# 614 over plain in two runs).
 #   bench/callgrind.sh [N]
 #   BENCH=Chain bench/callgrind.sh   the chain's cases against a disabled probe
 # CASES picks the cases and BASE the baseline (BASE=defer/disabled with the
