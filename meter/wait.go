@@ -141,8 +141,22 @@ func lookForWaits(sleep time.Duration) (again bool) {
 		close(recv)
 		close(sel)
 		<-send
+		// The pipe's reader ends as its read end closes, not as its write
+		// end does: that way the runtime's count of goroutines waiting in
+		// the network poller drops inside Close, before the reader runs.
+		// An event on the pipe would be taken by whichever thread polls
+		// first, and the count dropped only after the reader is readied;
+		// a thread that finds the count up meanwhile blocks in the poller
+		// with no end in sight, the runtime counts it running, and never
+		// finds the program deadlocked when every goroutine blocks, as it
+		// does the plain program. Timers then wake any thread that blocked
+		// in the poller while the reader waited: the second catches one
+		// that was on its way in as the first was set.
+		pr.Close()
 		pw.Close()
 		ended.Wait()
+		time.Sleep(time.Nanosecond)
+		time.Sleep(time.Nanosecond)
 	}()
 	// Wait until runtime.Stack shows each parked as named, while the
 	// sleeper sleeps.
