@@ -64,7 +64,8 @@ func findWaits() {
 
 // lookForWaits parks a goroutine in each kind of wait, the sleeper for
 // sleep, and sets waitOffset and isWait from their g's. It reports whether
-// to look again: not every goroutine showed as parked in time.
+// to look again: not every goroutine showed as parked in time, or their
+// bytes did not single out one place.
 func lookForWaits(sleep time.Duration) (again bool) {
 	var mu sync.Mutex
 	var rw sync.RWMutex
@@ -199,13 +200,15 @@ func lookForWaits(sleep time.Duration) (again bool) {
 		}
 		if ok {
 			if found != 0 {
-				return // two candidates: trust neither
+				return true // two candidates: trust neither, and look again
 			}
 			found = o
 		}
 	}
 	if found == 0 {
-		return
+		// None: a goroutine moved on between the names and the bytes (the
+		// sleeper woke, on a slow machine). Look again, for longer.
+		return true
 	}
 	waitOffset = found
 	for i := range kinds {
