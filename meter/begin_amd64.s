@@ -76,6 +76,8 @@ TEXT ·begin(SB), NOSPLIT, $0-40
 	MOVL Probe_class(BX), AX
 	CMPL AX, $const_classCount
 	JLT  uncounted
+	JEQ  untimedclass
+counted:
 	// counted (countGo): a plain add to the probe's slot on the running P,
 	// found from g.m.p. The goroutine cannot leave its P inside this leaf.
 	MOVQ (TLS), CX
@@ -158,10 +160,7 @@ lease:
 	MOVQ AX, st+8(FP)
 	JMP  ·leaseOut(SB)
 untimed:
-	// classCount: the P's countdown to a checkpoint (checkpointOut), or,
-	// with a tally, the checkpoint.
-	CMPL Probe_tally(BX), $0
-	JNE  tallied
+	// classCount: the P's countdown to a checkpoint (checkpointOut).
 	DECL slot_left(SI)
 	JLE  checkpoint
 quiet:
@@ -197,9 +196,12 @@ slow:
 checkpoint:
 	FRAME
 	JMP  ·checkpointOut(SB)
-tallied:
-	// classCount with a tally: the firing after one due for a checkpoint
-	// (tallyOut).
+untimedclass:
+	// counted, classCount: an untimed probe with a tally was counted by
+	// the generated code's On, and this firing is its checkpoint (tallyOut).
+	CMPL Probe_tally(BX), $0
+	JEQ  counted
+	MOVQ (TLS), CX
 	FRAME
 	JMP  ·tallyOut(SB)
 countout:

@@ -90,9 +90,7 @@ func beginGo(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 func counted(p *Probe, pos, pc uintptr) *Frame {
 	switch c := p.class.Load(); c {
 	case classCount:
-		if p.tally.Load() != 0 { // the firing after one due for a checkpoint (tally.go)
-			p.countGo(false)
-			p.tallyBack()
+		if p.tally.Load() != 0 { // counted by the generated code's On: a checkpoint (tally.go)
 			checkpoint(pos, pc)
 			return nil
 		}

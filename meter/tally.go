@@ -6,11 +6,10 @@ import (
 )
 
 // Tallies. An untimed probe's firing is counted and nothing else, and the
-// generated code can count it without calling the engine. Its on-word
-// (probe.Probe.On), as an int32, is then negative: its low 16 bits are the
-// number of the probe's tally (TallyWord), where a probe whose firings go
-// to Begin has a positive word and a probe that is off 0. On adds one to
-// the tally itself (Tally). The add is atomic, so a tally is exact
+// generated code can count it without calling the engine: its on-word
+// (probe.Probe.On) then holds the number of the probe's tally, 2 or more,
+// where it holds 1 for a probe whose firings go to Begin, and On adds one
+// to the tally itself (Tally). The add is atomic, so a tally is exact
 // whatever runs at once; a tally has tallyShards counters, each on a cache
 // line of its own, and a firing adds to the one that the address of its
 // function's frame picks: goroutines run on stacks of their own, 8 KB or
@@ -27,21 +26,20 @@ import (
 //
 // A tally also stands for the P's countdown to a checkpoint (stretch.go):
 // the firing that brings one of its counters to a multiple of
-// checkpointEvery sets the on-word to the tally's number, positive, so
-// that the next firing goes to Begin. Begin counts that firing on its P,
-// makes the checkpoint, and sets the word back (tallyOut).
+// checkpointEvery makes On report true, and Begin, finding the probe
+// untimed with a tally, makes the checkpoint without counting the firing
+// again.
 const (
-	tallyShards = 16      // counters in a tally
-	tallyLine   = 6       // log2 of the bytes between two counters: a cache line
-	tallyShift  = 10      // log2 of a tally's bytes: tallyShards << tallyLine
-	tallyStack  = 13      // log2 of the stack bytes that pick one counter: a goroutine's smallest stack
-	maxTallies  = 1 << 16 // tallies in the region, the first two unused (the words of Begin's firings)
-	tallyRegion = maxTallies << tallyShift
-	tallyPick   = (tallyShards - 1) << tallyLine
-	tallyBit    = 1 << 31                                      // set in the on-word of a probe with a tally
-	_           = uint(1<<tallyShift - tallyShards<<tallyLine) // the sizes agree
-	_           = uint(tallyShards<<tallyLine - 1<<tallyShift)
-	firstTally  = 2
+	tallyShards  = 16      // counters in a tally
+	tallyLine    = 6       // log2 of the bytes between two counters: a cache line
+	tallyShift   = 10      // log2 of a tally's bytes: tallyShards << tallyLine
+	tallyStack   = 13      // log2 of the stack bytes that pick one counter: a goroutine's smallest stack
+	maxTallies   = 1 << 16 // tallies in the region, the first two unused (on-words 0 and 1)
+	tallyRegion  = maxTallies << tallyShift
+	tallyPick    = (tallyShards - 1) << tallyLine
+	_            = uint(1<<tallyShift - tallyShards<<tallyLine) // the sizes agree
+	_            = uint(tallyShards<<tallyLine - 1<<tallyShift)
+	firstTallyOn = 2
 )
 
 // tallyBase is the region's start; nil where there is none.
@@ -50,21 +48,18 @@ var tallyBase unsafe.Pointer
 // tallyNext is the number the next tally given out gets.
 var tallyNext atomic.Uint32
 
-func init() { tallyNext.Store(firstTally) }
+func init() { tallyNext.Store(firstTallyOn) }
 
-// Tally counts a firing of the untimed probe whose on-word, at on, is w
-// (negative, as the engine set it), and sets the word to the tally's
-// number, so that the next firing goes to Begin, where the firing is due
-// for a checkpoint (probe.Probe.On). Inlined into the instrumented
-// function, it picks the counter by the address of a variable of its own
-// in that function's frame.
-func Tally(on *int32, w int32) {
+// Tally counts a firing of the untimed probe whose on-word is w (2 or
+// more, as the engine set it), and reports whether the firing is due for a
+// checkpoint: then the generated code calls Begin, which makes it
+// (probe.Probe.On). Inlined into the instrumented function, it picks the
+// counter by the address of a variable of its own in that function's
+// frame.
+func Tally(w uint32) bool {
 	var at byte
-	n := uint16(w)
-	c := (*atomic.Uint64)(unsafe.Add(tallyBase, uintptr(n)<<tallyShift|(uintptr(unsafe.Pointer(&at))>>(tallyStack-tallyLine))&tallyPick))
-	if c.Add(1)%checkpointEvery == 0 {
-		atomic.StoreInt32(on, int32(n))
-	}
+	c := (*atomic.Uint64)(unsafe.Add(tallyBase, uintptr(w)<<tallyShift|(uintptr(unsafe.Pointer(&at))>>(tallyStack-tallyLine))&tallyPick))
+	return c.Add(1)%checkpointEvery == 0
 }
 
 // giveTally gives p a tally, if it has none, it has an on-word and one is
@@ -94,35 +89,24 @@ func (p *Probe) tallied() int64 {
 }
 
 // onWord returns the on-word for class c: 0 for a probe that is off, its
-// tally's number with tallyBit set for an untimed probe that has one, else
-// 1.
+// tally for an untimed probe that has one, else 1.
 func (p *Probe) onWord(c uint32) uint32 {
 	switch {
 	case c == classOff:
 		return 0
 	case c == classCount:
-		if n := p.tally.Load(); n != 0 {
-			return n | tallyBit
+		if w := p.tally.Load(); w != 0 {
+			return w
 		}
 	}
 	return 1
 }
 
 // tallyOut is the leaf's path for a firing of an untimed probe with a
-// tally that reached Begin, counted on its P: the one after a firing due
-// for a checkpoint. It sets the on-word back to the tally, unless the
-// engine set it since, and makes the checkpoint.
+// tally: On counted it, and Begin is called for its checkpoint.
 //
 //lint:ignore U1000 jumped to from begin_amd64.s
-func tallyOut(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
-	p.tallyBack()
+func tallyOut(_ *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 	checkpoint(pos, pc)
 	return nil
-}
-
-// tallyBack sets p's on-word back from its tally's number to the tally.
-func (p *Probe) tallyBack() {
-	if n := p.tally.Load(); n != 0 && p.gate != nil {
-		p.gate.CompareAndSwap(n, n|tallyBit)
-	}
 }
