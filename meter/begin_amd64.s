@@ -76,8 +76,6 @@ TEXT ·begin(SB), NOSPLIT, $0-40
 	MOVL Probe_class(BX), AX
 	CMPL AX, $const_classCount
 	JLT  uncounted
-	JEQ  untimedclass
-counted:
 	// counted (countGo): a plain add to the probe's slot on the running P,
 	// found from g.m.p. The goroutine cannot leave its P inside this leaf.
 	MOVQ (TLS), CX
@@ -196,14 +194,6 @@ slow:
 checkpoint:
 	FRAME
 	JMP  ·checkpointOut(SB)
-untimedclass:
-	// counted, classCount: an untimed probe with a tally was counted by
-	// the generated code's On, and this firing is its checkpoint (tallyOut).
-	CMPL Probe_tally(BX), $0
-	JEQ  counted
-	MOVQ (TLS), CX
-	FRAME
-	JMP  ·tallyOut(SB)
 countout:
 	// No slot for this P: Go counts and decides.
 	FRAME

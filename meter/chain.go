@@ -244,7 +244,7 @@ func (p *Probe) wire() {
 	p.class.Store(classOf(s))
 	p.short.Store(shortUnknown)
 	if p.gate != nil {
-		p.gate.Store(p.onWord(classOf(s)))
+		p.gate.Store(b2u32(classOf(s) != classOff))
 	}
 }
 

@@ -88,7 +88,7 @@ func (p *Probe) Calls() int64 {
 	if p.slots == nil {
 		return 0
 	}
-	n := p.spill.Load() + p.tallied()
+	n := p.spill.Load()
 	for pid := uintptr(0); pid < countProcs; pid++ {
 		n += atomic.LoadInt64(&p.slotOn(pid).calls)
 	}

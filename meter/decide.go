@@ -90,10 +90,6 @@ func beginGo(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 func counted(p *Probe, pos, pc uintptr) *Frame {
 	switch c := p.class.Load(); c {
 	case classCount:
-		if p.tally.Load() != 0 { // counted by the generated code's On: a checkpoint (tally.go)
-			checkpoint(pos, pc)
-			return nil
-		}
 		if p.countGo(false) != 0 {
 			checkpoint(pos, pc)
 		}

@@ -20,10 +20,7 @@
 // # Counts
 //
 // A count is a plain add to the probe's slot on the running P (count.go):
-// exact, with no atomic instruction and no line shared between cores. An
-// untimed probe's firings are counted before Begin, by the generated
-// code's On, on the probe's tally: an atomic add to one of its counters,
-// with no call (tally.go).
+// exact, with no atomic instruction and no line shared between cores.
 //
 // # Firings, frames and own time
 //

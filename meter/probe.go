@@ -57,12 +57,11 @@ type Probe struct {
 	parent   atomic.Bool    // some metered firing of it had a metered child (overcharged)
 	syscalls atomic.Bool    // a stretch of one of its metered firings held a system call: its stretches are timed by the thread's CPU clock (stretch.go)
 
-	slots   *slot         // its count on P 0 (count.go); on P k, k<<procShift bytes on
-	spill   atomic.Int64  // firings counted on Ps without slots
-	tally   atomic.Uint32 // its tally's number, the on-word of its untimed firings (tally.go); 0: none
-	ownMean atomic.Int64  // ns of own time per call, while sampled: what an unmetered firing adds to its parent (parent.go)
-	rawMean atomic.Int64  // ownMean before what overcharged took off
-	charge  atomic.Int64  // ownMean and what an unmetered firing's metering costs: what begin's leaf adds to its parent's stretch (parent.go)
+	slots   *slot        // its count on P 0 (count.go); on P k, k<<procShift bytes on
+	spill   atomic.Int64 // firings counted on Ps without slots
+	ownMean atomic.Int64 // ns of own time per call, while sampled: what an unmetered firing adds to its parent (parent.go)
+	rawMean atomic.Int64 // ownMean before what overcharged took off
+	charge  atomic.Int64 // ownMean and what an unmetered firing's metering costs: what begin's leaf adds to its parent's stretch (parent.go)
 
 	// What the chain keeps per probe: hotspot's deficit (initial − balance),
 	// budget's allowance (A+1 once T is known, 0 before), the tick of its
@@ -79,7 +78,7 @@ type Probe struct {
 	reenabled atomic.Int64
 	waited    atomic.Int64 // ns of its metered firings' stretches left out for a wait, each times its weight (stretch.go)
 	blind     atomic.Int64 // of those, ns of the stretches left out whole (not a bracketed wait), each times its weight: the sampler's to see into
-	_         [48]byte     // to whole cache lines (lines_test.go)
+	_         [56]byte     // to whole cache lines (lines_test.go)
 }
 
 // Name returns the probe's name, as the Go toolchain names the function.
@@ -159,7 +158,7 @@ func (p *Probe) setState(from, to State) bool {
 		sampledProbes.Add(1)
 	}
 	if p.gate != nil {
-		p.gate.Store(p.onWord(classOf(to)))
+		p.gate.Store(b2u32(classOf(to) != classOff))
 	}
 	return true
 }

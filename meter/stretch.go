@@ -449,7 +449,6 @@ func checkpoint(pos, pc uintptr) {
 // its first calls checkpoints, inside the firings of its callers that
 // hotspot is still judging.
 func (p *Probe) startCheckpoints() {
-	p.giveTally()
 	if p.slots == nil {
 		return
 	}

@@ -10,12 +10,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/meterio/meter/extensions/hotspot"
 	"github.com/meterio/meter/meter"
 )
 
@@ -523,46 +521,4 @@ func TestFiringWhileRegistering(t *testing.T) {
 	}()
 	Register(probes[:], names...)
 	<-seen
-}
-
-// An untimed probe is counted in the generated code's On, on its tally:
-// the instrumented function, run from many goroutines at once, is counted
-// at every call, and its on-word names the tally.
-func TestUntimedCountedInOn(t *testing.T) {
-	if !registered {
-		Register(benchProbes[:], "bench.instrumented", "bench.deferred", "bench.other", "bench.spare")
-		registered = true
-	}
-	// The real clock: the untimed limit is a multiple of what a clock read
-	// costs.
-	meter.Configure(meter.Chain{Enabled: true,
-		Hotspot: &hotspot.Rule{Threshold: 1 << 40, ThresholdInherent: 1 << 40, Initial: 1, Untimed: 1000}})
-	defer meter.Configure(meter.Chain{})
-	p := &benchProbes[0]
-	p.m.Enable()
-	instrumented(0)
-	instrumented(0) // one cold firing: the balance of 1 runs out
-	if s := p.m.State(); s != meter.Untimed {
-		t.Fatalf("state %v, want untimed", s)
-	}
-	if runtime.GOOS == "linux" && p.on.Load() < 2 {
-		t.Fatalf("on-word %d: no tally", p.on.Load())
-	}
-	before := p.m.Calls()
-	const goroutines, each = 16, 50_000
-	var wg sync.WaitGroup
-	for range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			x := uint64(0)
-			for range each {
-				x = instrumented(x)
-			}
-		}()
-	}
-	wg.Wait()
-	if n := p.m.Calls() - before; n != goroutines*each {
-		t.Errorf("counted %d calls, want %d", n, goroutines*each)
-	}
 }

@@ -82,12 +82,12 @@ var MeteringFrames = regexp.MustCompile(`^github\.com/meterio/meter/(meter|probe
 // CountingFrames matches the frames a firing that is only counted runs:
 // begin's assembly leaf, the engine's End finding nothing to end (at the
 // exits that call it whatever the firing), and the probe calls inlined
-// around them, with meter.Tally, which counts an untimed firing inside On. The model's inherent times keep what counting costs (the
+// around them. The model's inherent times keep what counting costs (the
 // engine subtracts only what metering a firing costs), so a sample in
 // those frames alone is the program's: it stays, charged to the function
 // whose firing it counts. A metered firing's end runs in end, which is
 // metering.
-var CountingFrames = regexp.MustCompile(`^github\.com/meterio/meter/(meter\.begin(\.abi0)?|meter\.\(\*Probe\)\.(Begin|End)|meter\.Tally|probe\.\(\*Probe\)\.(On|Begin|End))$`)
+var CountingFrames = regexp.MustCompile(`^github\.com/meterio/meter/(meter\.begin(\.abi0)?|meter\.\(\*Probe\)\.(Begin|End)|probe\.\(\*Probe\)\.(On|Begin|End))$`)
 
 // WithoutMetering returns prof without the samples that have a frame
 // matching frames (but those of CountingFrames), and the CPU time, in ns,

@@ -357,7 +357,6 @@ func TestCountingFrames(t *testing.T) {
 		m + "meter.(*Probe).Begin":   true,
 		m + "meter.(*Probe).End":     true,
 		m + "probe.(*Probe).On":      true,
-		m + "meter.Tally":            true,
 		m + "probe.(*Probe).Begin":   true,
 		m + "probe.(*Probe).End":     true,
 		m + "meter.(*Probe).end":     false,
