@@ -211,6 +211,8 @@ func BenchmarkParallel(b *testing.B) {
 		{"disabled", meter.Chain{}, meter.DisabledHotspot, false},
 		{"metered", meter.Chain{}, meter.Enabled, false},
 		{"metered-different", meter.Chain{}, meter.Enabled, true},
+		// untimed: counted only, on each P's slot.
+		{"untimed", meter.Chain{Hotspot: &hotspot.Rule{Threshold: 1 << 40, ThresholdInherent: 1 << 40, Initial: 1, Untimed: 1000}}, meter.Untimed, false},
 		{"outside-tracepoint", meter.Chain{Tracepoint: &tracepoint.Rule{Sample: never}}, meter.Enabled, false},
 		// tracepoint at its default rate: one firing in 100 starts a trace
 		// (metered), the others count on their stripes.
@@ -220,8 +222,14 @@ func BenchmarkParallel(b *testing.B) {
 			wire(b, c.chain)
 			instrumented(0)
 			other(0)
-			if c.state == meter.DisabledHotspot {
+			switch c.state {
+			case meter.DisabledHotspot:
 				benchProbes[0].m.Disable(meter.DisabledHotspot)
+			case meter.Untimed:
+				instrumented(0) // one cold firing: the balance of 1 runs out
+				if s := benchProbes[0].m.State(); s != c.state {
+					b.Fatalf("state %d, want %d", s, c.state)
+				}
 			}
 			call := instrumented
 			if c.name == "plain" {
