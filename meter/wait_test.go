@@ -23,19 +23,7 @@ func TestFindWaits(t *testing.T) {
 	if _, r, _ := marks(); isWaitReason(r) {
 		t.Fatal("a wait seen before any")
 	}
-	// The sender is late, so that the receive parks; on a loaded machine
-	// the receiver may arrive later still and find the sender blocked, so
-	// one parked receive in a few tries is what the test asks.
-	parked := false
-	for try := 0; try < 5 && !parked; try++ {
-		ch := make(chan int)
-		go func() { time.Sleep(time.Millisecond); ch <- 1 }()
-		marks()
-		<-ch
-		_, r, _ := marks()
-		parked = isWaitReason(r)
-	}
-	if !parked {
+	if !receiveParks(func() uint8 { _, r, _ := marks(); return r }) {
 		t.Fatal("a channel receive that parked is not a wait")
 	}
 	marks()
@@ -131,16 +119,7 @@ func TestStampReadsTheTickAndTheMarks(t *testing.T) {
 			if _, now, _, _ := stamp(); now-left < 2 {
 				t.Errorf("two yields counted %d times", now-left)
 			}
-			parked := false
-			for try := 0; try < 5 && !parked; try++ {
-				ch := make(chan int)
-				go func() { time.Sleep(time.Millisecond); ch <- 1 }()
-				stamp()
-				<-ch
-				_, _, r, _ := stamp()
-				parked = isWaitReason(r)
-			}
-			if !parked {
+			if !receiveParks(func() uint8 { _, _, r, _ := stamp(); return r }) {
 				t.Fatal("a channel receive that parked: no wait read")
 			}
 			if _, _, r, _ := stamp(); r != 0 {
@@ -148,4 +127,22 @@ func TestStampReadsTheTickAndTheMarks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// receiveParks reports whether read, called before and after a channel
+// receive, reads a wait reason after it. The sender is late, so that the
+// receive parks; on a loaded machine the receiver may arrive later still
+// and find the sender blocked, so one parked receive in a few tries is
+// what it asks.
+func receiveParks(read func() uint8) bool {
+	for try := 0; try < 5; try++ {
+		ch := make(chan int)
+		go func() { time.Sleep(time.Millisecond); ch <- 1 }()
+		read()
+		<-ch
+		if isWaitReason(read()) {
+			return true
+		}
+	}
+	return false
 }
