@@ -134,7 +134,7 @@ func (p *Probe) end(fr *Frame) int64 {
 	if p.first.Load() == 0 {
 		p.first.CompareAndSwap(0, fr.start)
 	}
-	if fr.weight > 1 {
+	if fr.weight > 1 && fr.worked == 0 {
 		incl, own = interrupted(p, incl, own)
 	}
 	if fr.waited != 0 && fr.weight > 0 { // a stretch was left out: blind too, maybe
@@ -251,6 +251,10 @@ var interruptions atomic.Int64
 // times its probe's mean keeps the mean: the rest is taken off its own
 // and inclusive times. A sampled probe's calls are cold on average (it
 // would be metered at every call otherwise), so such a firing is rare.
+// Its caller leaves out a firing that worked for the collector
+// (Frame.worked): an assist is CPU time of the function's, and a function
+// that allocates beside a large heap pays its assists in a few long calls.
+// Cut to the mean, they would leave out most of its time.
 func interrupted(p *Probe, incl, own int64) (int64, int64) {
 	h := engine.hotspot
 	mean := p.ownMean.Load()

@@ -108,7 +108,12 @@ type Frame struct {
 	// waitLeft is the goroutine's count of leaving the running state at
 	// waitAt.
 	waitLeft uint8
-	_        [31]byte // to whole cache lines (lines_test.go)
+	// worked says a stretch of it ended with the goroutine having worked
+	// for the collector on its system stack (an assist, a scan of its own
+	// stack): CPU time that a CPU profile charges to the function, however
+	// long, so the firing is not taken as interrupted (end.go).
+	worked uint8
+	_      [30]byte // to whole cache lines (lines_test.go)
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

@@ -477,6 +477,64 @@ func TestSampledProbeEstimates(t *testing.T) {
 	}
 }
 
+// A selected firing whose own time is many times its probe's mean, and
+// over hotspot's threshold, held a pause in which its goroutine did not
+// run (the host took the core, the collector stopped the world), and it
+// stands for a whole gap of calls: it keeps the mean. One whose goroutine
+// left its P only to work for the collector (an assist) ran throughout,
+// and a CPU profile charges that work to the function: it keeps its time.
+func TestInterruptedFiringKeepsTheMeanUnlessItWorked(t *testing.T) {
+	var left int
+	var worked bool
+	h := hot()
+	h.Sample, h.Cost, h.SampleShare, h.Untimed = 10, 0.02, 0.01, 4
+	wire(t, Chain{
+		Hotspot: h, ClockCost: 50, Rand: func() uint64 { return 9 }, // sampled gaps of 10
+		Descheduled: func() int { n := left; left = 0; return n },
+		Worked:      func() bool { w := worked; worked = false; return w },
+	})
+	setOverhead(pathMeter, 0, 100) // metering costs 100 ns: over 2% of 1 µs
+	parent, p := newProbe(t, "parent"), newProbe(t, "p")
+	round := func(long int64, assist bool) {
+		fire(parent, 10*us, func() {
+			for range 100 {
+				fire(p, 1*us+long, func() {
+					if assist {
+						left, worked = 1, true
+					}
+				})
+			}
+		})
+	}
+	for range 50 { // past the parent's forced firings
+		round(0, false)
+	}
+	if s := p.State(); s != Sampled {
+		t.Fatalf("state %d, want sampled", s)
+	}
+	// Exact on one P; a goroutine that moves to another P finds that P's
+	// countdown where it was left: a selected firing more or fewer, of
+	// weight 10, per P.
+	within := func(what string, got, want, call int64) {
+		t.Helper()
+		if slack := 10 * call * int64(countProcs); got < want-slack || got > want+slack {
+			t.Fatalf("%s: %d ns, want %d", what, got, want)
+		}
+	}
+	r0 := p.row()
+	round(2*ms, false)
+	r1 := p.row()
+	within("interrupted: own time", r1.InherentTotal-r0.InherentTotal, 100*us, us)
+	within("interrupted: inclusive time", r1.Total-r0.Total, 100*us, us)
+	round(2*ms, true)
+	r2 := p.row()
+	within("assisted: own time", r2.InherentTotal-r1.InherentTotal, 100*(1*us+2*ms), 1*us+2*ms)
+	within("assisted: inclusive time", r2.Total-r1.Total, 100*(1*us+2*ms), 1*us+2*ms)
+	if r2.Count != 5200 || r2.Label != LabelSampled {
+		t.Fatalf("row %+v, want 5200 calls, sampled", r2)
+	}
+}
+
 // With hotspot off every firing is metered, but a probe whose calls are
 // too short to time is still untimed: judged once, on its first few
 // thousand firings, by hotspot's rule, then counted only; its own
