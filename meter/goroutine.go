@@ -83,8 +83,13 @@ type Frame struct {
 	forces  int32   // while above 0, the timed firings directly inside it are metered (forced), this many more at most
 	how     uint8   // why it is metered (meterAlways …)
 	left    uint8   // the goroutine's count of leaving the running state when its current stretch began (sched.go)
-	label   *mark   // inside a trace, what goroutines started while it is innermost inherit (join.go)
-	waited  int64   // ns of its stretches left out because its goroutine parked in them (stretch.go)
+	// worked, above 0, says a stretch of it saw the goroutine leave its P
+	// to work for the collector on its system stack (an assist, a scan of
+	// its own stack): CPU time that a CPU profile charges to the function,
+	// however long, so the firing is not taken as interrupted (end.go).
+	worked uint8
+	label  *mark // inside a trace, what goroutines started while it is innermost inherit (join.go)
+	waited int64 // ns of its stretches left out because its goroutine parked in them (stretch.go)
 	// kept is the own time of the firings of its own probe directly inside
 	// it (recursion), theirs and their own recursion's, that its own time
 	// left out while the probe was not judged yet: should the verdict make
@@ -108,12 +113,7 @@ type Frame struct {
 	// waitLeft is the goroutine's count of leaving the running state at
 	// waitAt.
 	waitLeft uint8
-	// worked says a stretch of it ended with the goroutine having worked
-	// for the collector on its system stack (an assist, a scan of its own
-	// stack): CPU time that a CPU profile charges to the function, however
-	// long, so the firing is not taken as interrupted (end.go).
-	worked uint8
-	_      [30]byte // to whole cache lines (lines_test.go)
+	_        [31]byte // to whole cache lines (lines_test.go)
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

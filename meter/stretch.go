@@ -60,9 +60,7 @@ func (f *Frame) closeStretch(t int64, left, reason uint8, sys bool) {
 	case n > 0 && !engine.working(n, reason):
 		f.descheduled(t, n, reason, false)
 	default:
-		if n > 0 {
-			f.worked = 1 // it left its P to work (engine.working)
-		}
+		f.worked |= uint8(n) // above 0: it left its P to work (engine.working)
 		d := nanos(f.mark, t) - f.child
 		if f.cpu != 0 || sys {
 			var ok bool
@@ -187,9 +185,7 @@ func (f *Frame) closeBetween(t int64, left, reason uint8, sys bool) {
 		f.descheduled(t, n, reason, between)
 		f.restartCPU()
 	default:
-		if n > 0 {
-			f.worked = 1
-		}
+		f.worked |= uint8(n)
 		d := nanos(f.mark, t) - f.child
 		if f.cpu != 0 || sys {
 			var ok bool
