@@ -134,8 +134,8 @@ func (p *Probe) end(fr *Frame) int64 {
 	if p.first.Load() == 0 {
 		p.first.CompareAndSwap(0, fr.start)
 	}
-	if fr.weight > 1 && fr.worked == 0 {
-		incl, own = interrupted(p, incl, own)
+	if fr.weight > 1 {
+		incl, own = interrupted(p, fr, raw, incl, own)
 	}
 	if fr.waited != 0 && fr.weight > 0 { // a stretch was left out: blind too, maybe
 		p.waited.Add(fr.waited * int64(fr.weight))
@@ -144,7 +144,7 @@ func (p *Probe) end(fr *Frame) int64 {
 		}
 	}
 	n := p.stats.record(incl, own, fr.weight)
-	if engine.untimed != nil && n == shortJudgeAt && !p.internal && p.short.Load() == shortUnknown {
+	if engine.untimed != nil && n%shortJudgeAt == 0 && !p.internal && p.short.Load() == shortUnknown {
 		p.judgeShort()
 	}
 	if fr.how == meterSelected && n%ownMeanEvery == 0 {
@@ -199,6 +199,7 @@ func (p *Probe) noteEnded() {
 func (g *Goroutine) unwind() {
 	d := g.depth - 1
 	fr := g.frames[d]
+	fr.cpuStart = 0
 	if d > 0 {
 		parent := g.frames[d-1]
 		if parent.pool != Unlimited {
@@ -234,33 +235,112 @@ func depthNow() int {
 }
 
 // interruptFactor is how many times its probe's mean own time a selected
-// firing's own time must exceed, beside hotspot's threshold, to be taken as
-// interrupted.
+// firing's own time must exceed, beside hotspot's threshold, to be suspect
+// (interrupted).
 const interruptFactor = 64
 
 // interruptions counts the selected firings taken as interrupted.
 var interruptions atomic.Int64
 
-// interrupted returns the inclusive and own times a selected firing of p
-// stands for. Its own time holds whatever stopped its thread without its
-// goroutine parking: the collector's pauses, a preemption, the host taking
-// the core. A CPU profile counts none of it, and a selected firing stands
+// suspectsForCPU is how many of a probe's selected firings must have
+// been suspect before some of them read the thread's CPU clock
+// (cpuPauses): a pause of the host's or the OS's is rare in a short call,
+// and a probe whose long calls are its own work has them again and again.
+const suspectsForCPU = 2
+
+// cpuReadEvery: of a probe in cpuPauses, the selected firings whose
+// weight is a multiple of it read the CPU clock as they begin, about one
+// in eight. The read is a system call, a tenth of a µs or more, and the
+// function it precedes runs colder after it (the kernel's work evicts the
+// caller's lines), a little slower: in one selected firing in eight, that
+// is a small part of the estimate.
+const cpuReadEvery = 8
+
+// interrupted returns the inclusive and own times the selected firing fr
+// of p stands for, whose clock difference is raw ns. Its own time holds
+// whatever stopped its thread without its goroutine parking or leaving
+// its P: the host taking the core, the OS giving the core to another
+// thread. A CPU profile counts none of it, and a selected firing stands
 // for a whole gap of its probe's calls, so one pause of a few ms would add
 // a hundred times as much to the probe's estimate. So a selected firing
 // whose own time exceeds both hotspot's threshold and interruptFactor
-// times its probe's mean keeps the mean: the rest is taken off its own
-// and inclusive times. A sampled probe's calls are cold on average (it
-// would be metered at every call otherwise), so such a firing is rare.
-// Its caller leaves out a firing that worked for the collector
-// (Frame.worked): an assist is CPU time of the function's, and a function
-// that allocates beside a large heap pays its assists in a few long calls.
-// Cut to the mean, they would leave out most of its time.
-func interrupted(p *Probe, incl, own int64) (int64, int64) {
+// times its probe's mean is suspect.
+//
+// A wall clock cannot tell such a pause from long work of the function's
+// own: a buffered writer's flush, one call in hundreds, or the growth of a
+// table holds most of the function's time, and a CPU profile charges it.
+// So some selected firings read the thread's CPU clock as they begin
+// (Frame.cpuStart), and a suspect one reads it again: the time its thread
+// did not run is the pause, and the probe notes how much of its excess
+// over the mean was work (Probe.work, Probe.excess). Such a firing runs
+// colder than the probe's other calls, after the read's system call (the
+// kernel's work evicts lines and predictions), so it stands for none of
+// them (its weight drops to 0): the probe's next selected firing that did
+// not read it stands for its gap too (Probe.carried). A suspect firing that did not read the clock keeps its times, and
+// its excess, times its weight, is noted as pending (Probe.pending): the
+// model takes off the share of it that was not work in the suspect
+// firings that read the clock, all of it while none has (pendingOff).
+// The first suspectsForCPU suspects of a probe turn on the reads
+// (cpuPauses), in about one selected firing in cpuReadEvery.
+//
+// A firing that worked for the collector (Frame.worked) is not suspect:
+// an assist is the function's CPU time, which a function that allocates
+// beside a large heap pays in a few long calls; nor is one timed by the
+// CPU clock throughout (Frame.cpu).
+func interrupted(p *Probe, fr *Frame, raw, incl, own int64) (int64, int64) {
+	c0 := fr.cpuStart
+	fr.cpuStart = 0
 	h := engine.hotspot
 	mean := p.ownMean.Load()
-	if h == nil || own < h.Threshold || mean <= 0 || own <= interruptFactor*mean {
+	suspect := h != nil && own >= h.Threshold && mean > 0 && own > interruptFactor*mean && fr.worked == 0 && fr.cpu == 0
+	if c0 != 0 {
+		// It ran colder than its probe's other calls, after the read's
+		// system call: it stands for none of them, and tells only what
+		// its excess was. The probe's next selected firing stands for
+		// its gap.
+		p.carried.Add(int64(fr.weight))
+		fr.weight = 0
+		if c := engine.cpuNow(); c != 0 && suspect {
+			excess := own - mean
+			// The CPU clock's span holds the firing's work and some of
+			// the engine's around it: the pause is, if anything, short.
+			pause := min(max(raw-(c-c0), 0), excess)
+			p.work.Add(excess - pause)
+			p.excess.Add(excess)
+			interruptions.Add(1)
+			return max(incl-pause, 0), own - pause
+		}
+		return incl, own
+	}
+	if p.carried.Load() != 0 {
+		fr.weight += int32(p.carried.Swap(0))
+	}
+	if !suspect {
 		return incl, own
 	}
 	interruptions.Add(1)
-	return max(incl-(own-mean), 0), mean
+	if !p.cpuTimedFor(cpuPauses) && engine.cpuClock() && !p.internal && p.suspects.Add(1) >= suspectsForCPU {
+		p.setCPUTimed(cpuPauses, true)
+	}
+	p.pending.Add((own - mean) * int64(fr.weight))
+	return incl, own
 }
+
+// pendingOff returns what to take off p's inclusive and own times, in its
+// statistics' weighted units, for its suspect selected firings that did
+// not read the CPU clock (interrupted): their excess over the mean, less
+// the share that was work where suspect firings read it.
+func (p *Probe) pendingOff() float64 {
+	n := p.pending.Load()
+	if n == 0 {
+		return 0
+	}
+	x := p.excess.Load()
+	if x <= 0 {
+		return float64(n)
+	}
+	return float64(n) * (1 - min(max(float64(p.work.Load())/float64(x), 0), 1))
+}
+
+// cpuTimedFor reports whether p's bit why is set in p.cpuTimed.
+func (p *Probe) cpuTimedFor(why uint32) bool { return p.cpuTimed.Load()&why != 0 }

@@ -101,6 +101,10 @@ type Frame struct {
 	// that clock, in ns, when its current stretch began; 0: the stretches
 	// are timed by the wall clock.
 	cpu int64
+	// cpuStart is the thread's CPU clock, in ns, read just before a
+	// selected firing of a probe in cpuPauses began (end.go, interrupted);
+	// 0: not read. Its End, or its unwinding, clears it.
+	cpuStart int64
 	// waitAt is the tick at which its function, innermost, was about to
 	// block in its own body (Probe.Wait); 0: not since its current stretch
 	// began.
@@ -113,7 +117,7 @@ type Frame struct {
 	// waitLeft is the goroutine's count of leaving the running state at
 	// waitAt.
 	waitLeft uint8
-	_        [31]byte // to whole cache lines (lines_test.go)
+	_        [23]byte // to whole cache lines (lines_test.go)
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

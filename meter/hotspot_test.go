@@ -404,23 +404,52 @@ func TestShortOwnTimeUntimedWithinReach(t *testing.T) {
 
 // One stalled firing among a probe's first (its code's first page faulted
 // in, the host took the core) does not make its verdict: a leaf of 150 ns
-// a call, one of whose 50 judged calls took 1 ms, is untimed, not hot.
+// a call, one of whose first calls took 1 ms, is untimed, not hot. The
+// verdict, which would be timed with the stall in, waits for more calls
+// (hinges), up to maxHinges times Initial (50) more.
 func TestOneStalledFiringDoesNotMakeAVerdict(t *testing.T) {
 	h := hot()
 	h.SampleShare = 0.01
 	untimed(t, h)
 	parent, leaf := newProbe(t, "parent"), newProbe(t, "leaf")
-	fire(parent, 20*us, func() {
-		for i := range 100 {
-			cost := int64(150)
-			if i == 10 {
-				cost = 1_000_000
+	calls := func(n int, long int64, every int) {
+		fire(parent, 20*us, func() {
+			for i := range n {
+				cost := int64(150)
+				if i%every == 10 {
+					cost = long
+				}
+				fire(leaf, cost, nil)
 			}
-			fire(leaf, cost, nil)
+		})
+	}
+	calls(100, 1_000_000, 1000)
+	if s := leaf.State(); s != Enabled {
+		t.Fatalf("leaf state %d after 100 calls, want enabled: its verdict waits for more calls", s)
+	}
+	calls(maxHinges*50, 150, 1000)
+	if s := leaf.State(); s != Untimed {
+		t.Fatalf("leaf state %d, want untimed: its mean with the stall is 2 µs a call, without it 150 ns", s)
+	}
+	if n := leaf.Metered(); n < (maxHinges+1)*50 {
+		t.Errorf("judged on %d metered firings, want %d or more", n, (maxHinges+1)*50)
+	}
+
+	// A leaf whose cost is amortized, one call in 40 taking 100 µs (a
+	// buffered writer's flush), comes again: its verdict, on the second
+	// set of calls, holds more than one long call and is not untimed.
+	amortized := newProbe(t, "amortized")
+	fire(parent, 20*us, func() {
+		for i := range 150 {
+			cost := int64(150)
+			if i%40 == 39 {
+				cost = 100 * us
+			}
+			fire(amortized, cost, nil)
 		}
 	})
-	if s := leaf.State(); s != Untimed {
-		t.Fatalf("leaf state %d, want untimed: its mean with the stall is 20 µs a call, without it 150 ns", s)
+	if s := amortized.State(); s == Untimed || s == Enabled {
+		t.Fatalf("amortized leaf state %d, want timed or sampled: 2.6 µs a call", s)
 	}
 }
 
@@ -532,6 +561,81 @@ func TestInterruptedFiringKeepsTheMeanUnlessItWorked(t *testing.T) {
 	within("assisted: inclusive time", r2.Total-r1.Total, 100*(1*us+2*ms), 1*us+2*ms)
 	if r2.Count != 5200 || r2.Label != LabelSampled {
 		t.Fatalf("row %+v, want 5200 calls, sampled", r2)
+	}
+}
+
+// A wall clock cannot tell a pause (the host, the OS) from long work of
+// the function's own (a buffered writer's flush). After two suspect
+// firings, a probe's selected firings read the thread's CPU clock as they
+// begin (here those of weight 8, every other one), and a suspect one that did is judged
+// by it: the time its thread did not run is taken off, its work stands.
+// A firing that read it stands for no calls (it ran colder): the others
+// stand for its gap. The suspects that did not read it are pending: taken
+// off in the share the read ones were pauses, all of it while none was
+// read.
+func TestSuspectFiringJudgedByTheCPUClock(t *testing.T) {
+	cpu := int64(1_000_000) // the thread's CPU clock, ns
+	var r uint64
+	h := hot()
+	h.Sample, h.Cost, h.SampleShare, h.Untimed = 8, 0.02, 0.01, 4
+	wire(t, Chain{
+		Hotspot: h, ClockCost: 50, Rand: func() uint64 { r++; return 7 + r%2 }, // sampled gaps of 8 and 9 by turns
+		ThreadCPU: func() int64 { return cpu },
+	})
+	setOverhead(pathMeter, 0, 100) // metering costs 100 ns: over 2% of 1 µs
+	parent := newProbe(t, "parent")
+	run := func(p *Probe, rounds int, long int64, work bool) {
+		for range rounds {
+			fire(parent, 10*us, func() {
+				for range 100 {
+					fire(p, 1*us, func() {
+						cpu += 1 * us
+						clk.Advance(long)
+						if work {
+							cpu += long
+						}
+					})
+				}
+			})
+		}
+	}
+	within := func(what string, got, want, call int64) {
+		t.Helper()
+		if slack := 8 * call * int64(countProcs); got < want-slack || got > want+slack {
+			t.Fatalf("%s: %d ns, want %d", what, got, want)
+		}
+	}
+	var p *Probe
+	for _, c := range []struct {
+		name string
+		work bool
+		want int64 // own ns of the last round's 100 calls
+	}{
+		{"paused", false, 100 * us},
+		{"working", true, 100 * (1*us + 2*ms)},
+	} {
+		p = newProbe(t, c.name)
+		run(p, 10, 0, false)
+		if s := p.State(); s != Sampled {
+			t.Fatalf("%s: state %d, want sampled", c.name, s)
+		}
+		r0 := p.row()
+		run(p, 1, 2*ms, c.work)
+		if !p.cpuTimedFor(cpuPauses) {
+			t.Fatalf("%s: selected firings do not read the CPU clock after %d suspects", c.name, p.suspects.Load())
+		}
+		r1 := p.row()
+		within(c.name+": own time", r1.InherentTotal-r0.InherentTotal, c.want, 1*us+2*ms)
+		if c.work {
+			if w, x := p.work.Load(), p.excess.Load(); w != x || x == 0 {
+				t.Errorf("%s: work %d ns of an excess of %d, want all of it", c.name, w, x)
+			}
+		} else if w := p.work.Load(); w != 0 {
+			t.Errorf("%s: work %d ns, want none", c.name, w)
+		}
+	}
+	if n := testing.AllocsPerRun(10, func() { run(p, 1, 20*us, true) }); n != 0 {
+		t.Errorf("%v allocations a round of suspect firings read by the CPU clock", n)
 	}
 }
 

@@ -127,6 +127,10 @@ func decide(p *Probe, t int64) {
 	case engine.gated:
 		to = Timed
 	case untimedBy(typical, ownAvg):
+		if hinges(p, inclAvg, ownAvg) {
+			p.deficit.Store(0) // another Initial firings metered, then judged again
+			return
+		}
 		to = Untimed
 	case h.Affords(heldAvg, cost) || h.Sample <= 0:
 		to = Timed
@@ -190,7 +194,11 @@ func (p *Probe) judgeShort() {
 	sum := p.stats.sum()
 	n := max(sum.wsum, 1)
 	v := uint32(shortNo)
-	if untimedBy(min(sum.wtotal/n, sum.typical()), max(sum.wown+sum.back+givenBack(p), 0)/n) {
+	own := max(sum.wown+sum.back+givenBack(p), 0) / n
+	if untimedBy(min(sum.wtotal/n, sum.typical()), own) {
+		if hinges(p, sum.wtotal/n, own) {
+			return // judged again after as many firings more (end.go)
+		}
 		v = shortYes
 	}
 	if p.short.CompareAndSwap(shortUnknown, v) {
@@ -199,6 +207,30 @@ func (p *Probe) judgeShort() {
 		}
 		p.warm.settle(v == shortYes)
 	}
+}
+
+// maxHinges is how many times a probe's untimed verdict may be put off
+// because it hinges on one call (hinges).
+const maxHinges = 8
+
+// hinges reports whether p, whose calls would be untimed with the longest
+// of its metered firings left out, would be timed with it in (inclAvg
+// and ownAvg: the means of all), and may wait for more firings: then it
+// counts one more wait. The longest is left out for a call that held
+// what the function does not do (its first page faults, a stop of the
+// world). But a function whose cost is amortized (a buffered writer that
+// flushes every few hundred calls, a table that grows) holds most of its
+// time in such calls: judged on one of them left out, it would be untimed,
+// its row without the time a profile gives it. More firings tell the two
+// apart: a stall does not come again, amortized work does, and a verdict
+// on several of its long calls no longer hinges on one. After maxHinges
+// waits, the verdict leaves the longest out.
+func hinges(p *Probe, inclAvg, ownAvg int64) bool {
+	if untimedBy(inclAvg, ownAvg) || p.hinged.Load() >= maxHinges {
+		return false
+	}
+	p.hinged.Add(1)
+	return true
 }
 
 // resolution returns the shortest own time per call the clock can tell

@@ -62,7 +62,7 @@ func (p *Probe) refreshOwnMean() {
 	t := p.stats.sum()
 	if t.wsum > 0 {
 		_, own := t.trimmed(p.Calls())
-		mean := int64(max(own+float64(t.back), 0) / float64(t.wsum))
+		mean := int64(max(own+float64(t.back)-p.pendingOff(), 0) / float64(t.wsum))
 		p.ownMean.Store(mean)
 		p.rawMean.Store(max(t.wown+t.back, 0) / t.wsum)
 		p.charge.Store(mean + unmetered.inner.Load())

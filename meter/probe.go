@@ -55,7 +55,13 @@ type Probe struct {
 	forcings atomic.Int32   // its firings metered at every call that forced their timed children (forcesFirst)
 	short    atomic.Uint32  // with hotspot off: whether its calls are too short to time (shortUnknown …; judgeShort)
 	parent   atomic.Bool    // some metered firing of it had a metered child (overcharged)
-	syscalls atomic.Bool    // a stretch of one of its metered firings held a system call: its stretches are timed by the thread's CPU clock (stretch.go)
+	suspects atomic.Int32   // its suspect selected firings before cpuPauses (interrupted)
+	hinged   atomic.Int32   // how many times its untimed verdict waited for more firings (hinges)
+	work     atomic.Int64   // ns: of the excess over its mean of its suspect selected firings that read the CPU clock, what the thread ran (interrupted)
+	excess   atomic.Int64   // ns: that excess
+	pending  atomic.Int64   // weighted ns: the excess over its mean of its suspect selected firings that did not (pendingOff)
+	carried  atomic.Int64   // calls the selected firings that read the CPU clock stood for, which its next selected firing stands for (interrupted)
+	cpuTimed atomic.Uint32  // why its metered firings' stretches are timed by the thread's CPU clock: cpuSyscalls, cpuPauses (stretch.go); 0: by the wall clock
 
 	slots   *slot        // its count on P 0 (count.go); on P k, k<<procShift bytes on
 	spill   atomic.Int64 // firings counted on Ps without slots
@@ -78,7 +84,7 @@ type Probe struct {
 	reenabled atomic.Int64
 	waited    atomic.Int64 // ns of its metered firings' stretches left out for a wait, each times its weight (stretch.go)
 	blind     atomic.Int64 // of those, ns of the stretches left out whole (not a bracketed wait), each times its weight: the sampler's to see into
-	_         [56]byte     // to whole cache lines (lines_test.go)
+	_         [8]byte      // to whole cache lines (lines_test.go)
 }
 
 // Name returns the probe's name, as the Go toolchain names the function.

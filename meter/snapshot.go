@@ -169,6 +169,9 @@ func (p *Probe) row() Row {
 		r.SD = math.Sqrt(max(t.sqTotal/n-m*m, 0) * n / (n - 1))
 	}
 	wtotal, wown := t.trimmed(r.Count)
+	if off := p.pendingOff(); off != 0 {
+		wtotal, wown = wtotal-off, wown-off
+	}
 	st := p.State()
 	switch {
 	case st == Untimed || st == Enabled && p.untimedYet():

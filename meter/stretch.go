@@ -46,6 +46,7 @@ func (f *Frame) openStretch(t int64, left uint8) {
 	f.left = left
 	if f.cpu != 0 {
 		f.cpu = engine.cpuNow()
+		f.over += cpuReadCost // the read lies inside the firing's time (end.go)
 	}
 }
 
@@ -134,8 +135,8 @@ func (f *Frame) ranWhole(t int64, sys bool) (int64, bool) {
 			f.cpu = 0
 			if sys {
 				f.cpu = c
-			} else if f.probe.syscalls.Load() {
-				f.probe.syscalls.Store(false)
+			} else if f.probe.cpuTimed.Load()&cpuSyscalls != 0 {
+				f.probe.setCPUTimed(cpuSyscalls, false)
 			}
 			return d - f.child, true
 		}
@@ -145,8 +146,8 @@ func (f *Frame) ranWhole(t int64, sys bool) (int64, bool) {
 		syscallStretches.Add(1)
 		if engine.cpuClock() && !f.probe.internal { // the engine's own measure the wall clock's paths
 			f.cpu = engine.cpuNow()
-			if !f.probe.syscalls.Load() {
-				f.probe.syscalls.Store(true)
+			if f.probe.cpuTimed.Load()&cpuSyscalls == 0 {
+				f.probe.setCPUTimed(cpuSyscalls, true)
 			}
 		}
 		return 0, false
@@ -154,11 +155,39 @@ func (f *Frame) ranWhole(t int64, sys bool) (int64, bool) {
 	return wall - f.child, true
 }
 
+// Why a probe's metered firings are timed by the thread's CPU clock
+// (Probe.cpuTimed).
+const (
+	// A stretch of one of them held a system call; a stretch that held
+	// none returns the probe to the wall clock (ranWhole).
+	cpuSyscalls = 1 << iota
+	// Its selected firings held pauses, or long work that the wall
+	// clock cannot tell from one (interrupted): each selected firing reads
+	// the thread's CPU clock as it begins (Frame.cpuStart), for good.
+	cpuPauses
+)
+
+// setCPUTimed sets or clears the reason bit in p.cpuTimed (atomic.Uint32's
+// Or and And need go1.23).
+func (p *Probe) setCPUTimed(bit uint32, on bool) {
+	for {
+		m := p.cpuTimed.Load()
+		n := m &^ bit
+		if on {
+			n = m | bit
+		}
+		if n == m || p.cpuTimed.CompareAndSwap(m, n) {
+			return
+		}
+	}
+}
+
 // restartCPU begins f's next stretch on the thread's CPU clock, where f
 // is timed by it, after a stretch that did not read it.
 func (f *Frame) restartCPU() {
 	if f.cpu != 0 {
 		f.cpu = engine.cpuNow()
+		f.over += cpuReadCost
 	}
 }
 
