@@ -73,7 +73,7 @@ type Snapshot struct {
 	Descheduled      int64       // stretches charged their wall time less run-queue waits: the scheduler took the goroutine off its P in them (sched.go)
 	WaitsSeen        bool        // the engine tells waits from work (wait.go); false: own time holds waits
 	Sampler          int64       // ns, the sampler's mean interval (sampler_linux.go); 0: no sampler
-	Interrupted      int64       // selected firings whose own time held an interruption, kept at their probe's mean (end.go)
+	Interrupted      int64       // selected firings suspect of a pause: their own time over the threshold and 64 times their probe's mean (end.go, interrupted)
 	Overcharged      int64       // stretches shorter than the estimate of the sampled probe's calls in them, the excess taken off the probe (stretch.go)
 	Dropped          int64       // spans the export path dropped
 	UntimedLimit     int64       // ns of own time per call under which a cold probe is untimed

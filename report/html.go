@@ -60,7 +60,7 @@ var metaMeaning = map[string]string{
 	schema.MetaRoots:              "entry probes: the units of work (handlers, goroutine functions)",
 	"sampling_alloc_bytes":        "bytes the program allocated since the first probe was sampled: the clock of work the estimates are scaled by, where windows saw at least 1 MiB of it",
 	"sampling_window_alloc_bytes": "of those, allocated in sampling windows",
-	"interrupted":                 "sampled firings in windows whose own time held a pause (preemption, the garbage collector, the host): the pause was taken off",
+	"interrupted":                 "selected firings of sampled probes suspect of a pause (own time over the threshold and 64 times the mean): the pause the thread's CPU clock showed, or its share, was taken off",
 }
 
 // WriteHTML writes the model as one self-contained HTML page: no network,

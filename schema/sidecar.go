@@ -30,7 +30,7 @@ const (
 	MetaUnfollowed       = "unfollowed_marks"      // trace parts, and firings in them, that found the pool of marks dry: goroutines started there did not join the trace
 	MetaWaits            = "waits"                 // "seen": stretches in which a goroutine parked are left out of own time; "not seen": own time holds waits
 	MetaSampler          = "sampler"               // the sampler's mean interval (a Go duration): a stretch left out keeps the CPU time it saw there; "off": it keeps none
-	MetaInterrupted      = "interrupted"           // selected firings whose own time held an interruption, kept at their probe's mean
+	MetaInterrupted      = "interrupted"           // selected firings whose own time was suspect of a pause: over the threshold and 64 times their probe's mean
 	MetaOvercharged      = "overcharged_stretches" // stretches shorter than the estimate of the sampled calls in them: the excess was taken off the probe
 	MetaOverhead         = "overhead_ns"           // the engine's own cost per metered firing, as key=value pairs
 	MetaUntimedLimit     = "untimed_limit_ns"      // own time per call under which a cold probe is untimed
