@@ -438,7 +438,7 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int
 		if m&cpuSyscalls != 0 {
 			f.cpu = 1 // openStretch reads the thread's CPU clock (stretch.go)
 		}
-		if m&cpuPauses != 0 && how == meterSelected && w%cpuReadEvery == 0 {
+		if m&cpuPauses != 0 && how == meterSelected && w%p.cpuReadEvery() == 0 {
 			f.cpuStart = engine.cpuNow() // before the clock's start: outside the firing's time (interrupted)
 			if d > 0 {
 				g.frames[d-1].child += cpuReadCost // inside the parent's stretch, which ends at the start

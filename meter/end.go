@@ -248,13 +248,20 @@ var interruptions atomic.Int64
 // and a probe whose long calls are its own work has them again and again.
 const suspectsForCPU = 2
 
-// cpuReadEvery: of a probe in cpuPauses, the selected firings whose
-// weight is a multiple of it read the CPU clock as they begin, about one
-// in eight. The read is a system call, a tenth of a µs or more, and the
-// function it precedes runs colder after it (the kernel's work evicts the
-// caller's lines), a little slower: in one selected firing in eight, that
-// is a small part of the estimate.
-const cpuReadEvery = 8
+// cpuReadEvery returns which selected firings of p, in cpuPauses, read
+// the CPU clock as they begin: those whose weight is a multiple of it,
+// about one in eight, or one in two until two suspect ones did. The read
+// is a system call, a tenth of a µs or more, and the firing stands for no
+// calls (interrupted). Until the probe's suspects that read it tell pause
+// from work, those that did not are taken off whole (pendingOff), and so
+// is their part of what its calls charge their callers: the more of them
+// read, the sooner that ends.
+func (p *Probe) cpuReadEvery() int32 {
+	if p.judged.Load() < 2 {
+		return 2
+	}
+	return 8
+}
 
 // interrupted returns the inclusive and own times the selected firing fr
 // of p stands for, whose clock difference is raw ns. Its own time holds
@@ -281,7 +288,7 @@ const cpuReadEvery = 8
 // model takes off the share of it that was not work in the suspect
 // firings that read the clock, all of it while none has (pendingOff).
 // The first suspectsForCPU suspects of a probe turn on the reads
-// (cpuPauses), in about one selected firing in cpuReadEvery.
+// (cpuPauses, cpuReadEvery).
 //
 // A firing that worked for the collector (Frame.worked) is not suspect:
 // an assist is the function's CPU time, which a function that allocates
@@ -307,6 +314,8 @@ func interrupted(p *Probe, fr *Frame, raw, incl, own int64) (int64, int64) {
 			pause := min(max(raw-(c-c0), 0), excess)
 			p.work.Add(excess - pause)
 			p.excess.Add(excess)
+			p.judged.Add(1)
+			p.tailRate()
 			interruptions.Add(1)
 			return max(incl-pause, 0), own - pause
 		}
@@ -324,6 +333,29 @@ func interrupted(p *Probe, fr *Frame, raw, incl, own int64) (int64, int64) {
 	}
 	p.pending.Add((own - mean) * int64(fr.weight))
 	return incl, own
+}
+
+// tailRate sets p's sampling rate (Probe.rate), where the suspect firings
+// that read the CPU clock found most of their excess to be work: its time
+// then lies mostly in a few long calls, and its estimate rests on how
+// many of them its selected firings meet, its error one over the square
+// root of that number (adversarial amortized: 39 in a run, a sixth of the
+// function's time either way). It selects as often as hotspot's Cost
+// allows, what a selected firing costs (and its share of CPU clock reads)
+// against the probe's mean own time, one call in 4 at most, and never less
+// often than the engine's sample.
+func (p *Probe) tailRate() {
+	h := engine.hotspot
+	x := p.excess.Load()
+	if h == nil || h.Cost <= 0 || p.judged.Load() < 2 || x <= 0 || 2*p.work.Load() < x {
+		return
+	}
+	mean := max(p.ownMean.Load(), 1)
+	cost := float64(overhead[pathSelected].outer.Load() + cpuReadCost/int64(p.cpuReadEvery()))
+	n := int32(min(max(cost/(h.Cost*float64(mean)), 4), float64(engine.sample)))
+	if p.rate.Load() != n {
+		p.rate.Store(n)
+	}
 }
 
 // pendingOff returns what to take off p's inclusive and own times, in its

@@ -62,6 +62,8 @@ type Probe struct {
 	pending  atomic.Int64   // weighted ns: the excess over its mean of its suspect selected firings that did not (pendingOff)
 	carried  atomic.Int64   // calls the selected firings that read the CPU clock stood for, which its next selected firing stands for (interrupted)
 	cpuTimed atomic.Uint32  // why its metered firings' stretches are timed by the thread's CPU clock: cpuSyscalls, cpuPauses (stretch.go); 0: by the wall clock
+	judged   atomic.Int32   // its suspect selected firings that read the CPU clock (interrupted)
+	rate     atomic.Int32   // while sampled, one firing in rate is selected, on average, if below the engine's sample; 0: the engine's (tailRate)
 
 	slots   *slot        // its count on P 0 (count.go); on P k, k<<procShift bytes on
 	spill   atomic.Int64 // firings counted on Ps without slots
@@ -84,7 +86,6 @@ type Probe struct {
 	reenabled atomic.Int64
 	waited    atomic.Int64 // ns of its metered firings' stretches left out for a wait, each times its weight (stretch.go)
 	blind     atomic.Int64 // of those, ns of the stretches left out whole (not a bracketed wait), each times its weight: the sampler's to see into
-	_         [8]byte      // to whole cache lines (lines_test.go)
 }
 
 // Name returns the probe's name, as the Go toolchain names the function.

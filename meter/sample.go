@@ -25,16 +25,20 @@ func (p *Probe) reload(s *slot) int32 {
 		return 1
 	}
 	w := atomic.LoadInt32(&s.gap)
-	g := drawGap()
+	g := p.drawGap()
 	atomic.StoreInt32(&s.gap, g)
 	atomic.StoreInt32(&s.left, g)
 	return max(w, 1)
 }
 
-// drawGap draws a gap between two selected firings: uniform in
-// [1, 2×sample−1], sample's mean.
-func drawGap() int32 {
+// drawGap draws a gap between two selected firings of p: uniform in
+// [1, 2×n−1], n's mean, where n is the engine's sample, or p's own rate
+// where its calls' time is heavy-tailed (tailRate).
+func (p *Probe) drawGap() int32 {
 	n := engine.sample
+	if r := int64(p.rate.Load()); r > 0 && r < n {
+		n = r
+	}
 	if n <= 1 {
 		return 1
 	}
@@ -58,7 +62,7 @@ func (p *Probe) drawSpill() int32 {
 func (p *Probe) startSampling() {
 	for pid := uintptr(0); pid < countProcs; pid++ {
 		s := p.slotOn(pid)
-		g := drawGap()
+		g := p.drawGap()
 		atomic.StoreInt32(&s.gap, g)
 		atomic.StoreInt32(&s.left, g)
 	}

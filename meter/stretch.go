@@ -162,8 +162,9 @@ const (
 	// none returns the probe to the wall clock (ranWhole).
 	cpuSyscalls = 1 << iota
 	// Its selected firings held pauses, or long work that the wall
-	// clock cannot tell from one (interrupted): each selected firing reads
-	// the thread's CPU clock as it begins (Frame.cpuStart), for good.
+	// clock cannot tell from one (interrupted): some of its selected
+	// firings read the thread's CPU clock as they begin (cpuReadEvery,
+	// Frame.cpuStart), for good.
 	cpuPauses
 )
 
