@@ -239,7 +239,7 @@ func depthNow() int {
 // (interrupted).
 const interruptFactor = 64
 
-// interruptions counts the selected firings taken as interrupted.
+// interruptions counts the selected firings found suspect (interrupted).
 var interruptions atomic.Int64
 
 // suspectsForCPU is how many of a probe's selected firings must have
@@ -283,10 +283,11 @@ func (p *Probe) cpuReadEvery() int32 {
 // colder than the probe's other calls, after the read's system call (the
 // kernel's work evicts lines and predictions), so it stands for none of
 // them (its weight drops to 0): the probe's next selected firing that did
-// not read it stands for its gap too (Probe.carried). A suspect firing that did not read the clock keeps its times, and
-// its excess, times its weight, is noted as pending (Probe.pending): the
-// model takes off the share of it that was not work in the suspect
-// firings that read the clock, all of it while none has (pendingOff).
+// not read it stands for its gap too (Probe.carried). A suspect firing
+// that did not read the clock keeps its times, and its excess, times its
+// weight, is noted as pending (Probe.pending): the model takes off the
+// share of it that was not work in the suspect firings that read the
+// clock, all of it while none has (pendingOff).
 // The first suspectsForCPU suspects of a probe turn on the reads
 // (cpuPauses, cpuReadEvery).
 //
@@ -339,8 +340,7 @@ func interrupted(p *Probe, fr *Frame, raw, incl, own int64) (int64, int64) {
 // that read the CPU clock found most of their excess to be work: its time
 // then lies mostly in a few long calls, and its estimate rests on how
 // many of them its selected firings meet, its error one over the square
-// root of that number (adversarial amortized: 39 in a run, a sixth of the
-// function's time either way). It selects as often as hotspot's Cost
+// root of that number. It selects as often as hotspot's Cost
 // allows, what a selected firing costs (and its share of CPU clock reads)
 // against the probe's mean own time, one call in 4 at most, and never less
 // often than the engine's sample.
