@@ -250,18 +250,26 @@ const suspectsForCPU = 2
 
 // cpuReadEvery returns which selected firings of p, in cpuPauses, read
 // the CPU clock as they begin: those whose weight is a multiple of it,
-// about one in eight, or one in two until two suspect ones did. The read
+// about one in eight, or one in two until minJudged suspect ones did. The read
 // is a system call, a tenth of a µs or more, and the firing stands for no
 // calls (interrupted). Until the probe's suspects that read it tell pause
 // from work, those that did not are taken off whole (pendingOff), and so
 // is their part of what its calls charge their callers: the more of them
 // read, the sooner that ends.
 func (p *Probe) cpuReadEvery() int32 {
-	if p.judged.Load() < 2 {
+	if p.judged.Load() < minJudged {
 		return 2
 	}
 	return 8
 }
+
+// minJudged is how many suspect firings of a probe must have read the
+// CPU clock before the share of their excess that was work stands for
+// the probe's other suspects (pendingOff) and sets its rate (tailRate): a
+// pause of the OS's in a short call may come with a signal's or a fault's
+// work, and one or two such firings would read as long calls of the
+// function's own.
+const minJudged = 4
 
 // interrupted returns the inclusive and own times the selected firing fr
 // of p stands for, whose clock difference is raw ns. Its own time holds
@@ -287,7 +295,7 @@ func (p *Probe) cpuReadEvery() int32 {
 // that did not read the clock keeps its times, and its excess, times its
 // weight, is noted as pending (Probe.pending): the model takes off the
 // share of it that was not work in the suspect firings that read the
-// clock, all of it while none has (pendingOff).
+// clock, all of it until minJudged have (pendingOff).
 // The first suspectsForCPU suspects of a probe turn on the reads
 // (cpuPauses, cpuReadEvery).
 //
@@ -347,7 +355,7 @@ func interrupted(p *Probe, fr *Frame, raw, incl, own int64) (int64, int64) {
 func (p *Probe) tailRate() {
 	h := engine.hotspot
 	x := p.excess.Load()
-	if h == nil || h.Cost <= 0 || p.judged.Load() < 2 || x <= 0 || 2*p.work.Load() < x {
+	if h == nil || h.Cost <= 0 || p.judged.Load() < minJudged || x <= 0 || 2*p.work.Load() < x {
 		return
 	}
 	mean := max(p.ownMean.Load(), 1)
@@ -361,14 +369,15 @@ func (p *Probe) tailRate() {
 // pendingOff returns what to take off p's inclusive and own times, in its
 // statistics' weighted units, for its suspect selected firings that did
 // not read the CPU clock (interrupted): their excess over the mean, less
-// the share that was work where suspect firings read it.
+// the share that was work where minJudged suspect firings or more read it;
+// all of it before.
 func (p *Probe) pendingOff() float64 {
 	n := p.pending.Load()
 	if n == 0 {
 		return 0
 	}
 	x := p.excess.Load()
-	if x <= 0 {
+	if x <= 0 || p.judged.Load() < minJudged {
 		return float64(n)
 	}
 	return float64(n) * (1 - min(max(float64(p.work.Load())/float64(x), 0), 1))
