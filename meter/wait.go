@@ -181,9 +181,13 @@ func lookForWaits(sleep time.Duration) (again bool) {
 		}
 	}
 	// The byte whose values are nonzero, differ between every two
-	// kinds, and are the same for two goroutines of one kind.
+	// kinds, and are the same for two goroutines of one kind. Its values
+	// are kept as they were read: a goroutine that wakes later (the
+	// sleeper, on a slow machine) has its byte cleared.
 	const span = 512
 	found := uintptr(0)
+	vals := make([]byte, len(kinds))
+	cur := make([]byte, len(kinds))
 	for o := uintptr(8); o < span; o++ {
 		seen := map[byte]string{}
 		ok := true
@@ -194,6 +198,7 @@ func lookForWaits(sleep time.Duration) (again bool) {
 				break
 			}
 			seen[b] = k.name
+			cur[i] = b
 		}
 		if ok && len(seen) != len(kinds)-1 {
 			ok = false
@@ -203,6 +208,7 @@ func lookForWaits(sleep time.Duration) (again bool) {
 				return true // two candidates: trust neither, and look again
 			}
 			found = o
+			copy(vals, cur)
 		}
 	}
 	if found == 0 {
@@ -210,18 +216,29 @@ func lookForWaits(sleep time.Duration) (again bool) {
 		// sleeper woke, on a slow machine). Look again, for longer.
 		return true
 	}
+	// The bytes were read while every goroutine was parked as named only
+	// if each is parked so still: one that woke in between (the sleeper)
+	// had its byte cleared, and the place found may be another byte that
+	// happened to tell the rest apart.
+	names = waitNames()
+	for i, k := range kinds {
+		if names[ids[i]] != k.name {
+			return true
+		}
+	}
 	waitOffset = found
-	for i := range kinds {
-		isWait[*(*byte)(unsafe.Add(gs[i], found))] = true
+	for _, v := range vals {
+		isWait[v] = true
 	}
 	// The waits of the same families, which no goroutine here parks in:
 	// the write half of an RWMutex sits between its read half and a
 	// WaitGroup's; a semaphore, a send or receive on a nil channel and
 	// an empty select wait too.
-	r, w := reasonOf(gs, kinds, "sync.RWMutex.RLock"), reasonOf(gs, kinds, "sync.WaitGroup.Wait")
+	r, w := reasonOf(vals, kinds, "sync.RWMutex.RLock"), reasonOf(vals, kinds, "sync.WaitGroup.Wait")
 	if w == r+2 {
 		isWait[r+1] = true
 	}
+	isWait[0] = false // no reason: the stretch's byte as it opened
 	// The runtime's list of reasons starts with the one it writes while a
 	// goroutine assists the collector, working (1), then "IO wait" (2),
 	// and has "preempted" (a stop for a stack scan, a moment off the CPU,
@@ -234,7 +251,7 @@ func lookForWaits(sleep time.Duration) (again bool) {
 	// assist (1), the collector's mark termination, which the goroutine
 	// that ends the mark phase runs (4, "garbage collection"), and a scan
 	// of its own stack (5).
-	if reasonOf(gs, kinds, "IO wait") == 2 && w == 25 {
+	if reasonOf(vals, kinds, "IO wait") == 2 && w == 25 {
 		for v := 2; v < len(isWait); v++ {
 			isWait[v] = true
 		}
@@ -247,14 +264,15 @@ func lookForWaits(sleep time.Duration) (again bool) {
 	return false
 }
 
-// reasonOf returns the reason byte of the goroutine parked as name.
-func reasonOf(gs []unsafe.Pointer, kinds []struct {
+// reasonOf returns the reason byte, of vals, of the goroutine parked as
+// name.
+func reasonOf(vals []byte, kinds []struct {
 	name string
 	wait func()
 }, name string) byte {
 	for i, k := range kinds {
 		if k.name == name {
-			return *(*byte)(unsafe.Add(gs[i], waitOffset))
+			return vals[i]
 		}
 	}
 	return 0
