@@ -144,7 +144,7 @@ func (p *Probe) end(fr *Frame) int64 {
 		}
 	}
 	n := p.stats.record(incl, own, fr.weight)
-	if engine.untimed != nil && n%shortJudgeAt == 0 && !p.internal && p.short.Load() == shortUnknown {
+	if engine.untimed != nil && n&(shortJudgeAt-1) == 0 && !p.internal && p.short.Load() == shortUnknown {
 		p.judgeShort()
 	}
 	if fr.how == meterSelected && n%ownMeanEvery == 0 {

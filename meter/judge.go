@@ -171,7 +171,9 @@ func untimedBy(inclAvg, ownAvg int64) bool {
 // shortJudgeAt is how many metered firings of a probe one P's statistics
 // row holds when, with hotspot off, the probe is judged (judgeShort):
 // after its shared row's sharedFirings, so that a few slow first calls
-// (cold caches, page faults, a clock read interrupted) weigh little.
+// (cold caches, page faults, a clock read interrupted) weigh little; and
+// again at each multiple while its verdict waits (hinges). A power of
+// two: End tests it with a mask.
 const shortJudgeAt = 4096
 
 // What a probe's calls are, with hotspot off (Probe.short): not judged

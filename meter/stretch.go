@@ -135,7 +135,7 @@ func (f *Frame) ranWhole(t int64, sys bool) (int64, bool) {
 			f.cpu = 0
 			if sys {
 				f.cpu = c
-			} else if f.probe.cpuTimed.Load()&cpuSyscalls != 0 {
+			} else if f.probe.cpuTimedFor(cpuSyscalls) {
 				f.probe.setCPUTimed(cpuSyscalls, false)
 			}
 			return d - f.child, true
@@ -146,7 +146,7 @@ func (f *Frame) ranWhole(t int64, sys bool) (int64, bool) {
 		syscallStretches.Add(1)
 		if engine.cpuClock() && !f.probe.internal { // the engine's own measure the wall clock's paths
 			f.cpu = engine.cpuNow()
-			if f.probe.cpuTimed.Load()&cpuSyscalls == 0 {
+			if !f.probe.cpuTimedFor(cpuSyscalls) {
 				f.probe.setCPUTimed(cpuSyscalls, true)
 			}
 		}
