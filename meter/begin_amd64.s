@@ -91,15 +91,16 @@ TEXT ·begin(SB), NOSPLIT, $0-40
 	CMPL AX, $const_classSample
 	JLT  untimed
 	JNE  meterorgate
-	// classSample: the P's countdown; the firing that ends it is selected.
-	// Else (forcedOrNot), where the goroutine's innermost metered firing
-	// forces its timed children, it is forced; where it does not, the
-	// probe's mean own time is added to that firing's children.
-	DECL slot_left(SI)
-	JLE  due
+	// classSample (forcedOrNot): where the goroutine's innermost metered
+	// firing forces its timed children, the firing is forced, and the
+	// countdown left alone; else the P's countdown, and the firing that
+	// ends it is selected; else the probe's mean own time is added to that
+	// innermost firing's children.
 	LOOKUP(forcedgo)
 	CMPL Goroutine_forcing(AX), $0
 	JNE  forcedgo
+	DECL slot_left(SI)
+	JLE  due
 	MOVLQSX Goroutine_depth(AX), DX
 	TESTQ DX, DX
 	JEQ  quiet
@@ -117,7 +118,8 @@ TEXT ·begin(SB), NOSPLIT, $0-40
 	MOVQ DX, Frame_charger(R8)
 	JMP  quiet
 forcedgo:
-	// forcedOrNot, inside a forcing firing: Go meters it.
+	// forcedOrNot, inside a forcing firing, or with the goroutine's state
+	// not at hand: Go decides, the firing counted already.
 	FRAME
 	JMP  ·forcedOut(SB)
 due:

@@ -96,30 +96,40 @@ func (p *Probe) Calls() int64 {
 }
 
 // countGo counts a firing of p in Go: pinned to its P, an atomic add to
-// that P's slot, or to the spill word past countProcs. For a sampled probe
-// (sample) it also counts the firing down on that P and returns the
-// weight of a selected firing, 0 for one that is not. For an untimed probe
-// it counts down to the next checkpoint on that P, and returns 1 for the
-// firing that reaches it.
-func (p *Probe) countGo(sample bool) int32 {
+// that P's slot, or to the spill word past countProcs. For an untimed
+// probe it counts down to the next checkpoint on that P, and returns 1 for
+// the firing that reaches it.
+func (p *Probe) countGo() int32 {
 	pid := uintptr(procPin())
 	if pid >= countProcs {
 		procUnpin()
 		p.spill.Add(1)
-		if sample {
-			return p.drawSpill()
-		}
 		return 0
 	}
 	s := p.slotOn(pid)
 	atomic.AddInt64(&s.calls, 1)
 	var w int32
-	switch {
-	case sample && atomic.AddInt32(&s.left, -1) <= 0:
-		w = p.reload(s)
-	case !sample && p.class.Load() == classCount && atomic.AddInt32(&s.left, -1) <= 0:
+	if p.class.Load() == classCount && atomic.AddInt32(&s.left, -1) <= 0 {
 		atomic.StoreInt32(&s.left, checkpointEvery)
 		w = 1
+	}
+	procUnpin()
+	return w
+}
+
+// countDown runs down p's countdown on the running P, a sampled probe's,
+// and returns the weight of the firing that runs it out, the next gap
+// drawn; 0 for any other firing.
+func (p *Probe) countDown() int32 {
+	pid := uintptr(procPin())
+	if pid >= countProcs {
+		procUnpin()
+		return p.drawSpill()
+	}
+	s := p.slotOn(pid)
+	var w int32
+	if atomic.AddInt32(&s.left, -1) <= 0 {
+		w = p.reload(s)
 	}
 	procUnpin()
 	return w

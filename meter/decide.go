@@ -72,8 +72,8 @@ func (p *Probe) Begin() Firing { return firingOf(begin(p, nil, 0, 0)) }
 //	classOff     no       nothing
 //	classSpot    no       spot: spotcheck's countdown; the due firing is metered
 //	classCount   yes      nothing
-//	classSample  yes      the P's countdown; the firing that ends it is metered (selected);
-//	                      else, inside a forcing firing, metered (forced)
+//	classSample  yes      inside a forcing firing, metered (forced); else the P's
+//	                      countdown; the firing that ends it is metered (selected)
 //	classMeter   yes      no trace gate, or in a trace: measure; else the gates (outside)
 func beginGo(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 	switch p.class.Load() {
@@ -90,17 +90,15 @@ func beginGo(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 func counted(p *Probe, pos, pc uintptr) *Frame {
 	switch c := p.class.Load(); c {
 	case classCount:
-		if p.countGo(false) != 0 {
+		if p.countGo() != 0 {
 			checkpoint(pos, pc)
 		}
 		return nil
 	case classSample:
-		if w := p.countGo(true); w != 0 {
-			return selected(p, w, pos, pc)
-		}
+		p.countGo()
 		return forcedOrNot(p, pos, pc)
 	case classMeter:
-		p.countGo(false)
+		p.countGo()
 		return meterOrGate(p, pos, pc)
 	default:
 		return nil // its class changed under it
@@ -243,12 +241,16 @@ func selected(p *Probe, w int32, pos, pc uintptr) *Frame {
 	return g.meter(p, pos, pc, meterSelected, w)
 }
 
-// forcedOrNot is a firing of a sampled probe that its countdown did not
-// select: metered, as a forced firing, where the innermost metered firing
-// on its goroutine forces its timed children, so that that firing's own
-// time is measured whole (see Frame.forces); else not metered, its
-// probe's mean own time added to that innermost metered firing's children
-// (parent.go).
+// forcedOrNot is a counted firing of a sampled probe: metered, as a
+// forced firing, where the innermost metered firing on its goroutine
+// forces its timed children, so that that firing's own time is measured
+// whole (see Frame.forces); else the P's countdown runs down, and the
+// firing that ends it is selected; else it is not metered, its probe's
+// mean own time added to that innermost metered firing's children
+// (parent.go). Forced firings stay out of the countdown, so that the
+// selected ones are a uniform sample of the calls that were not metered,
+// each standing for itself and the unmetered calls since the last
+// (reprice).
 func forcedOrNot(p *Probe, pos, pc uintptr) *Frame {
 	g := current()
 	if g == nil {
@@ -256,6 +258,10 @@ func forcedOrNot(p *Probe, pos, pc uintptr) *Frame {
 	}
 	g.acquire()
 	if g.forcing == 0 {
+		if w := p.countDown(); w != 0 {
+			g.release()
+			return selected(p, w, pos, pc)
+		}
 		if g.depth > 0 {
 			f := g.frames[g.depth-1]
 			f.child += p.charge.Load()
@@ -270,11 +276,12 @@ func forcedOrNot(p *Probe, pos, pc uintptr) *Frame {
 		g.release()
 		return nil
 	}
-	return g.meter(p, pos, pc, meterForced, 0)
+	return g.meter(p, pos, pc, meterForced, 1)
 }
 
-// forcedOut is the leaf's path for a firing of a sampled probe, not
-// selected, whose goroutine's innermost metered firing forces.
+// forcedOut is the leaf's path for a firing of a sampled probe whose
+// goroutine's innermost metered firing forces, or whose goroutine's state
+// the leaf did not find.
 //
 //lint:ignore U1000 jumped to from begin_amd64.s
 func forcedOut(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {

@@ -147,8 +147,11 @@ func (p *Probe) end(fr *Frame) int64 {
 	if engine.untimed != nil && n&(shortJudgeAt-1) == 0 && !p.internal && p.short.Load() == shortUnknown {
 		p.judgeShort()
 	}
-	if fr.how == meterSelected && n%ownMeanEvery == 0 {
-		p.refreshOwnMean()
+	if fr.how == meterSelected {
+		p.noteSelected(pf, own, fr.weight)
+		if n%ownMeanEvery == 0 {
+			p.refreshOwnMean()
+		}
 	}
 	p.noteEnded()
 	if fr.how == meterSpot || engine.hotspot != nil || engine.budget != nil {

@@ -79,7 +79,7 @@ type Frame struct {
 	pos     uintptr // how deep in the goroutine's stack its function's frame is (stack top − frame pointer)
 	pc      uintptr // where its function called Begin
 	span    int32   // index in the goroutine's spans, or -1
-	weight  int32   // how many firings of its probe it stands for: 1, a sampled probe's gap (sample.go), 0 for a forced firing or a spot check
+	weight  int32   // how many firings of its probe it stands for: 1 (a forced firing too), a sampled probe's gap (sample.go), 0 for a spot check
 	forces  int32   // while above 0, the timed firings directly inside it are metered (forced), this many more at most
 	how     uint8   // why it is metered (meterAlways …)
 	left    uint8   // the goroutine's count of leaving the running state when its current stretch began (sched.go)

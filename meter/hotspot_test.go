@@ -584,6 +584,9 @@ func TestSuspectFiringJudgedByTheCPUClock(t *testing.T) {
 	})
 	setOverhead(pathMeter, 0, 100) // metering costs 100 ns: over 2% of 1 µs
 	parent := newProbe(t, "parent")
+	for range h.Initial {
+		fire(parent, 10*us, nil) // past the firings that force their children (forcesFirst)
+	}
 	run := func(p *Probe, rounds int, long int64, work bool) {
 		for range rounds {
 			fire(parent, 10*us, func() {
@@ -642,6 +645,53 @@ func TestSuspectFiringJudgedByTheCPUClock(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(10, func() { run(p, 1, 20*us, true) }); n != 0 {
 		t.Errorf("%v allocations a round of suspect firings read by the CPU clock", n)
+	}
+}
+
+// A sampled probe's unmetered calls charge their timed parent with the
+// probe's mean own time as it stands. When the mean moves (its calls grow
+// longer, or its rare long calls are found to be work), the calls charged
+// before are repriced at the new mean: the parent's own time is its
+// firings' time less the probe's own total as the probe's row counts it,
+// not less what the probe's mean was as each call ran.
+func TestParentRepricedWhenTheMeanMoves(t *testing.T) {
+	var r uint64
+	h := hot()
+	h.Sample, h.Cost, h.SampleShare = 8, 0.02, 0.01
+	wire(t, Chain{Hotspot: h, ClockCost: 50, Rand: func() uint64 { r++; return 7 + r%2 }})
+	setOverhead(pathMeter, 0, 100) // metering costs 100 ns: over 2% of the leaf's calls, under 2% of the parent's
+	parent, leaf := newProbe(t, "parent"), newProbe(t, "leaf")
+	var wall int64
+	run := func(rounds int, call int64) {
+		for range rounds {
+			fire(parent, 10*us, func() {
+				for range 100 {
+					fire(leaf, call, nil)
+				}
+			})
+			wall += 10*us + 100*call
+		}
+	}
+	run(20, 1*us)
+	if s := leaf.State(); s != Sampled {
+		t.Fatalf("leaf: state %d, want sampled", s)
+	}
+	run(200, 3*us) // the leaf's mean climbs from 1 µs towards 3 µs as its calls are sampled
+	pr, lr := parent.row(), leaf.row()
+	if pr.Count != 220 || lr.Count != 22000 {
+		t.Fatalf("counts %d and %d, want 220 and 22000", pr.Count, lr.Count)
+	}
+	// The leaf's estimate is a sample: within 1% of its true 62 ms.
+	if lo, hi := int64(61400*us), int64(62600*us); lr.InherentTotal < lo || lr.InherentTotal > hi {
+		t.Fatalf("leaf: own %d ns, want %d to %d", lr.InherentTotal, lo, hi)
+	}
+	// The parent holds the rest: its own 2.2 ms and the leaf's estimate's
+	// error. Charged at the mean as each call ran, it kept tens of ms.
+	if sum := pr.InherentTotal + lr.InherentTotal; sum < wall-100*us || sum > wall+100*us {
+		t.Errorf("own times add up to %d ns, want the %d of the parent's firings", sum, wall)
+	}
+	if pr.InherentTotal > 10*ms {
+		t.Errorf("parent: own %d ns, want about 2.2 ms", pr.InherentTotal)
 	}
 }
 

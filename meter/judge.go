@@ -259,23 +259,22 @@ func UntimedLimit() int64 { return untimedLimit.Load() }
 // whatever the clock costs.
 func maxUntimed(h *hotspot.Rule) int64 { return max(h.ThresholdInherent*3/20, 1) }
 
-// warmCharges are what a probe not judged yet (Enabled) charged its
-// parents' own times with, per parent probe (in the parent's recorded
-// units: times the parent firing's weight): a few parents in a fixed
-// table. Should the probe turn out untimed or disabled, its time belongs
-// to its parents' own time, and the charges are given back.
-type warmCharges struct {
-	to [4]warmCharge
+// parentTable holds a number per parent probe, for a few parents in a
+// fixed table: what a probe not judged yet (Enabled) charged its parents'
+// own times with (Probe.warm, in the parent's recorded units: times the
+// parent firing's weight), or how many calls its selected firings under
+// each parent stand for (Probe.callers).
+type parentTable struct {
+	to [4]parentEntry
 }
 
-type warmCharge struct {
+type parentEntry struct {
 	parent atomic.Pointer[Probe]
-	ns     atomic.Int64
+	n      atomic.Int64
 }
 
-// add keeps a charge of ns to parent; false if the table has no room
-// (the charge then stands, whatever the verdict).
-func (w *warmCharges) add(parent *Probe, ns int64) bool {
+// add adds n to parent's number; false if the table has no room.
+func (w *parentTable) add(parent *Probe, n int64) bool {
 	for i := range w.to {
 		e := &w.to[i]
 		q := e.parent.Load()
@@ -285,19 +284,20 @@ func (w *warmCharges) add(parent *Probe, ns int64) bool {
 			q = e.parent.Load()
 		}
 		if q == parent {
-			e.ns.Add(ns)
+			e.n.Add(n)
 			return true
 		}
 	}
 	return false
 }
 
-// settle ends the probe's stay in Enabled: its charges are given back to
-// its parents (giveBack: it is untimed or disabled), or stand.
-func (w *warmCharges) settle(giveBack bool) {
+// settle ends the probe's stay in Enabled: the charges its warm table
+// holds are given back to its parents (giveBack: it is untimed or
+// disabled), or stand.
+func (w *parentTable) settle(giveBack bool) {
 	for i := range w.to {
 		e := &w.to[i]
-		ns := e.ns.Swap(0)
+		ns := e.n.Swap(0)
 		if q := e.parent.Load(); q != nil && giveBack && ns != 0 {
 			q.stats.addBack(ns)
 		}
@@ -306,7 +306,7 @@ func (w *warmCharges) settle(giveBack bool) {
 
 // parents returns the names of the parent probes the table kept charges
 // for.
-func (w *warmCharges) parents() []string {
+func (w *parentTable) parents() []string {
 	var names []string
 	for i := range w.to {
 		if q := w.to[i].parent.Load(); q != nil {
@@ -328,7 +328,7 @@ func givenBack(p *Probe) int64 {
 		var n int64
 		for i := range q.warm.to {
 			if e := &q.warm.to[i]; e.parent.Load() == p {
-				n += e.ns.Load()
+				n += e.n.Load()
 			}
 		}
 		if n != 0 && q.untimedYet() {

@@ -1,6 +1,9 @@
 package meter
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Timed parents. A probe's own time is its inclusive time less that of
 // its timed children: the firings of timed probes (metered at every call,
@@ -57,14 +60,79 @@ func keepCharge(p *Probe, pf *Frame, own int64) {
 const ownMeanEvery = 16
 
 // refreshOwnMean sets p's mean own time per call from its statistics: its
-// selected firings and, before them, those metered before its verdict.
+// selected firings and, before them, those metered before its verdict;
+// and reprices what its unmetered calls charged their parents.
 func (p *Probe) refreshOwnMean() {
 	t := p.stats.sum()
-	if t.wsum > 0 {
-		_, own := t.trimmed(p.Calls())
-		mean := int64(max(own+float64(t.back)-p.pendingOff(), 0) / float64(t.wsum))
-		p.ownMean.Store(mean)
-		p.rawMean.Store(max(t.wown+t.back, 0) / t.wsum)
-		p.charge.Store(mean + unmetered.inner.Load())
+	if t.wsum <= 0 {
+		return
+	}
+	_, own := t.trimmed(p.Calls())
+	off := p.pendingOff()
+	mean := int64(max(own+float64(t.back)-off, 0) / float64(t.wsum))
+	p.pricing.Lock()
+	p.reprice(t.count, off)
+	p.ownMean.Store(mean)
+	p.pricing.Unlock()
+	p.rawMean.Store(int64(max(float64(t.wown+t.back)-off, 0) / float64(t.wsum)))
+	p.charge.Store(mean + unmetered.inner.Load())
+}
+
+// What a sampled probe's unmetered calls charged their parents, as last
+// repriced (reprice), under Probe.pricing.
+type pricing struct {
+	sync.Mutex
+	charged float64 // ns, for the calls below
+	calls   int64   // unmetered calls
+}
+
+// reprice brings what p's unmetered calls charged their timed parents to
+// what its selected firings say those calls took; metered is its metered
+// firings, off what pendingOff takes off its own time.
+//
+// Each unmetered call charged the stretch it ran in with the probe's mean
+// own time as it stood (Probe.ownMean). A function whose long calls are
+// rare (a buffered writer's flush) shows a low mean until its selected
+// firings meet a few of them and they are found to be its work, and one
+// whose calls grow longer shows the mean of its past: its callers kept the
+// difference as their own time. The selected firings are a uniform sample
+// of the calls that were not metered: their mean own time, each standing
+// for its weight, times those calls is what the calls took, as the probe's
+// row counts it. The difference from what was charged is taken off (or
+// given back to) its timed parents' own time, shared as its selected
+// firings were among them (Probe.callers); calls with no timed parent, or
+// under one the table had no room for, charged nobody and are not
+// repriced.
+func (p *Probe) reprice(metered int64, off float64) {
+	w := p.selectedW.Load()
+	calls := p.Calls() - metered
+	if w <= 0 || calls <= 0 {
+		return
+	}
+	pr := &p.pricing
+	charged := pr.charged + float64(calls-pr.calls)*float64(p.ownMean.Load())
+	owed := max(float64(p.selectedOwn.Load())-off, 0) / float64(w) * float64(calls)
+	pr.charged, pr.calls = owed, calls
+	per := (owed - charged) / float64(w)
+	for i := range p.callers.to {
+		e := &p.callers.to[i]
+		if q := e.parent.Load(); q != nil {
+			if n := e.n.Load(); n > 0 {
+				q.stats.addBack(-int64(per * float64(n)))
+			}
+		}
+	}
+}
+
+// noteSelected records p's selected firing of own ns, standing for w
+// calls, under pf, its nearest metered ancestor, or none (reprice).
+func (p *Probe) noteSelected(pf *Frame, own int64, w int32) {
+	if w <= 0 {
+		return
+	}
+	p.selectedW.Add(int64(w))
+	p.selectedOwn.Add(own * int64(w))
+	if pf != nil && pf.probe != p {
+		p.callers.add(pf.probe, int64(w))
 	}
 }

@@ -68,7 +68,7 @@ type Probe struct {
 	slots   *slot        // its count on P 0 (count.go); on P k, k<<procShift bytes on
 	spill   atomic.Int64 // firings counted on Ps without slots
 	ownMean atomic.Int64 // ns of own time per call, while sampled: what an unmetered firing adds to its parent (parent.go)
-	rawMean atomic.Int64 // ownMean before what overcharged took off
+	rawMean atomic.Int64 // ownMean before what overcharged took off (pending suspects' excess off too: pendingOff)
 	charge  atomic.Int64 // ownMean and what an unmetered firing's metering costs: what begin's leaf adds to its parent's stretch (parent.go)
 
 	// What the chain keeps per probe: hotspot's deficit (initial − balance),
@@ -81,11 +81,17 @@ type Probe struct {
 	first     atomic.Int64
 	count     Countdown
 
-	stats     stats
-	warm      warmCharges // what it charged its timed parents while Enabled (judge.go)
-	reenabled atomic.Int64
-	waited    atomic.Int64 // ns of its metered firings' stretches left out for a wait, each times its weight (stretch.go)
-	blind     atomic.Int64 // of those, ns of the stretches left out whole (not a bracketed wait), each times its weight: the sampler's to see into
+	stats       stats
+	warm        parentTable  // what it charged its timed parents while Enabled (judge.go)
+	callers     parentTable  // while sampled, the calls its selected firings stand for, per timed parent (reprice)
+	selectedW   atomic.Int64 // the calls all its selected firings stand for, with a timed parent or none
+	selectedOwn atomic.Int64 // ns: their own times, each times the calls it stands for
+	pricing     pricing      // what its unmetered calls charged their parents, as last repriced
+	reenabled   atomic.Int64
+	waited      atomic.Int64 // ns of its metered firings' stretches left out for a wait, each times its weight (stretch.go)
+	blind       atomic.Int64 // of those, ns of the stretches left out whole (not a bracketed wait), each times its weight: the sampler's to see into
+
+	_ [24]byte // to a size class of whole cache lines (TestWholeCacheLines)
 }
 
 // Name returns the probe's name, as the Go toolchain names the function.

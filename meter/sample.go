@@ -8,12 +8,13 @@ import "sync/atomic"
 // metered. The gaps between selected firings are drawn uniformly from
 // [1, 2×sample−1], so no periodic pattern of the program lines up with
 // them, and each firing is selected with probability 1/sample whatever
-// calls it. A selected firing stands for the firings of its gap, itself
-// included: its weight. The probe's totals are estimated as its exact count
-// times the weighted mean of its selected firings, and the firing's time,
-// times its weight, is charged to its timed parent (parent.go), so the
-// parent's inherent time loses the probe's calls that were not metered as
-// well as the one that was.
+// calls it. A firing that its caller forces to be metered (parent.go) is
+// not counted down. A selected firing stands for the firings of its gap,
+// itself included: its weight. The probe's totals are estimated as its
+// exact count times the weighted mean of its metered firings; each
+// firing that is not metered charges its timed parent with that mean
+// (parent.go), so the parent's inherent time loses the probe's calls that
+// were not metered as well as those that were.
 
 // reload draws the next gap of p's slot s, whose countdown ran out, and
 // returns the weight of the firing that ran it out: the gap it had been
