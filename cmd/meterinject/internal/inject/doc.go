@@ -119,13 +119,16 @@
 // disabled probe costs On's compare and branch; the compiler open-codes
 // the defer, and the firing stays on the stack. It is used for main, for
 // functions with a defer statement of their own (they may recover, and
-// their deferred calls belong to their time), for functions with no exit
+// their deferred calls belong to their time), for functions that call
+// runtime.Goexit, or testing's FailNow, Fatal, Fatalf, SkipNow, Skip or
+// Skipf, themselves (Goexit skips the returns and runs the deferred
+// calls: End then runs as the goroutine ends), for functions with no exit
 // (no return, a terminating end), where a result name is blank or
 // shadowed at a return that computes, where the layout gives End no line
 // of its own (a return after other code on its line), and for examples
 // with an output comment (go test wants it last in the body). Option
-// ShapeDefer uses it everywhere. Firings that a panic or
-// runtime.Goexit unwinds before End are the engine's to discard.
+// ShapeDefer uses it everywhere. Firings that a panic, or a Goexit
+// deeper down, unwinds before End are the engine's to discard.
 //
 // A body written on one line, "{ S }" or "{}", is split into lines (gofmt
 // would do the same once it holds more than one statement). Other

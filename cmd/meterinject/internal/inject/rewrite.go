@@ -282,6 +282,8 @@ func decideShape(j *fileJob, s *site, shape Shape) *sitePlan {
 		return deferShape("main")
 	case hasOwnDefer(body):
 		return deferShape("defers")
+	case endsGoroutine(j.info, body):
+		return deferShape("runtime.Goexit")
 	case outputComment(j, s):
 		return deferShape("an example's output comment")
 	}
@@ -799,6 +801,50 @@ func hasOwnDefer(body *ast.BlockStmt) bool {
 		return !found
 	})
 	return found
+}
+
+// endsGoroutine reports whether body calls, itself, runtime.Goexit or one
+// of the testing methods that call it (FailNow, Fatal, Fatalf, SkipNow,
+// Skip, Skipf). Goexit runs the deferred calls and skips the returns, so
+// such a function gets the defer shape: its End runs as its goroutine
+// ends, and its firing keeps its time. With End at the returns, the
+// engine would drop the firing unended, and a goroutine's body that ends
+// so (a worker that quits, a test helper that fails) would keep no time.
+// A callee's Goexit, deeper down, is not seen. Without type information
+// (a file for another platform), none is.
+func endsGoroutine(info *types.Info, body *ast.BlockStmt) bool {
+	if info == nil {
+		return false
+	}
+	return holds(body, func(n ast.Node) bool {
+		c, ok := n.(*ast.CallExpr)
+		if !ok {
+			return false
+		}
+		var id *ast.Ident
+		switch f := ast.Unparen(c.Fun).(type) {
+		case *ast.Ident:
+			id = f
+		case *ast.SelectorExpr:
+			id = f.Sel
+		default:
+			return false
+		}
+		fn, ok := info.Uses[id].(*types.Func)
+		if !ok || fn.Pkg() == nil {
+			return false
+		}
+		switch fn.Pkg().Path() {
+		case "runtime":
+			return fn.Name() == "Goexit"
+		case "testing":
+			switch fn.Name() {
+			case "FailNow", "Fatal", "Fatalf", "SkipNow", "Skip", "Skipf":
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // outputRE is go test's output comment of an example (go/doc).
