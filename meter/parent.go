@@ -61,21 +61,24 @@ const ownMeanEvery = 16
 
 // refreshOwnMean sets p's mean own time per call from its statistics: its
 // selected firings and, before them, those metered before its verdict;
-// and reprices what its unmetered calls charged their parents.
+// and reprices what its unmetered calls charged their parents. Where
+// another goroutine refreshes it at the same moment, that one's refresh
+// stands: the mean changes only with the repricing of the calls charged
+// at the mean before it, and the caller, inside a firing's End, does not
+// wait.
 func (p *Probe) refreshOwnMean() {
 	t := p.stats.sum()
-	if t.wsum <= 0 {
+	if t.wsum <= 0 || !p.pricing.TryLock() {
 		return
 	}
 	_, own := t.trimmed(p.Calls())
 	off := p.pendingOff()
 	mean := int64(max(own+float64(t.back)-off, 0) / float64(t.wsum))
-	p.pricing.Lock()
 	p.reprice(t.count, off)
 	p.ownMean.Store(mean)
-	p.pricing.Unlock()
 	p.rawMean.Store(int64(max(float64(t.wown+t.back)-off, 0) / float64(t.wsum)))
 	p.charge.Store(mean + unmetered.inner.Load())
+	p.pricing.Unlock()
 }
 
 // What a sampled probe's unmetered calls charged their parents, as last
