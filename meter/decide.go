@@ -91,7 +91,7 @@ func counted(p *Probe, pos, pc uintptr) *Frame {
 	switch c := p.class.Load(); c {
 	case classCount:
 		if p.countGo() != 0 {
-			checkpoint(pos, pc)
+			return checkpointed(p, pos, pc)
 		}
 		return nil
 	case classSample:
@@ -350,6 +350,7 @@ const (
 	meterSelected        // a sampled probe's selected firing
 	meterForced          // a sampled probe's firing inside a forcing firing
 	meterSpot            // a spot check of a disabled probe
+	meterRecheck         // an untimed probe's firing at a checkpoint, timed again (recheck)
 )
 
 // forceFirst is how many timed children a firing that forces because it
@@ -389,7 +390,7 @@ func (g *Goroutine) meter(p *Probe, pos, pc uintptr, how uint8, w int32) *Frame 
 		}
 	}
 	pool := int64(Unlimited)
-	if engine.budget != nil && how != meterSpot {
+	if engine.budget != nil && how != meterSpot && how != meterRecheck {
 		if a := p.allowance.Load(); a != 0 {
 			pool = a - 1
 		}

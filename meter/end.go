@@ -79,7 +79,7 @@ func (p *Probe) end(fr *Frame) int64 {
 	}
 	k := pathMeter
 	switch fr.how {
-	case meterSelected, meterSpot:
+	case meterSelected, meterSpot, meterRecheck:
 		k = pathSelected
 	case meterForced:
 		k = pathForced
@@ -92,6 +92,9 @@ func (p *Probe) end(fr *Frame) int64 {
 		fr.own -= fr.bare // (stretch.go, bare stretches)
 	}
 	own := fr.own - inner // may be below 0 where children were estimated: an estimate, not clamped
+	if fr.how == meterRecheck {
+		p.recheck(own) // its time is its parent's, below, as every untimed call's is
+	}
 	var pf *Frame
 	if d > 0 {
 		pf = g.frames[d-1]

@@ -695,6 +695,70 @@ func TestParentRepricedWhenTheMeanMoves(t *testing.T) {
 	}
 }
 
+// An untimed verdict rests on a probe's first calls. Calls that grow long
+// later are found at its checkpoints, where one call is timed again: once
+// those take the untimed limit on average, the probe is sampled, and the
+// calls it made untimed are charged off its parent at its sampled mean.
+// A probe whose calls stay short stays untimed.
+func TestUntimedProbeRecheckedWhenItsCallsGrowLong(t *testing.T) {
+	var r uint64
+	h := hot()
+	h.Sample, h.Cost, h.SampleShare, h.Untimed = 8, 0.02, 0.01, 4
+	wire(t, Chain{Hotspot: h, ClockCost: 50, Rand: func() uint64 { r++; return 7 + r%2 }})
+	setOverhead(pathMeter, 0, 100)
+	if l := UntimedLimit(); l != 200 {
+		t.Fatalf("untimed limit %d ns, want 200", l)
+	}
+	parent, grows, stays := newProbe(t, "parent"), newProbe(t, "grows"), newProbe(t, "stays")
+	for range h.Initial {
+		fire(parent, 10*us, nil) // past the firings that force their children (forcesFirst)
+	}
+	var wall int64
+	run := func(rounds int, call int64) {
+		for range rounds {
+			fire(parent, 10*us, func() {
+				for range 50 {
+					fire(grows, call, nil)
+					fire(stays, 50, nil)
+				}
+			})
+			wall += 10*us + 50*(call+50)
+		}
+	}
+	run(40, 50)
+	for _, p := range []*Probe{grows, stays} {
+		if s := p.State(); s != Untimed {
+			t.Fatalf("%s: state %d after its first calls, want untimed", p.Name(), s)
+		}
+	}
+	// recheckEvery checkpoints of grows, checkpointEvery calls apart on
+	// each P (more calls where the goroutine moves between Ps): its calls
+	// are 1 µs from the start of this run.
+	for i := 0; grows.rechecked.Load() < recheckEvery && i < 10*recheckEvery; i++ {
+		run(checkpointEvery/50+1, 1*us)
+	}
+	if s := grows.State(); s != Sampled {
+		t.Fatalf("grows: state %d after %d rechecks of 1 µs calls, want sampled", s, grows.rechecked.Load())
+	}
+	if s, n := stays.State(), stays.rechecked.Load(); s != Untimed || n < recheckEvery {
+		t.Fatalf("stays: state %d after %d rechecks of 50 ns calls, want untimed after at least %d", s, n, recheckEvery)
+	}
+	run(1000, 1*us)
+	pr, gr := parent.row(), grows.row()
+	if gr.Count != grows.Calls() || gr.Label != LabelSampled {
+		t.Fatalf("grows: count %d label %q, want %d sampled", gr.Count, gr.Label, grows.Calls())
+	}
+	// The row counts every call at the sampled mean, the 2,000 short
+	// calls of the first run too (2,000 × 950 ns over); the parent is
+	// charged the same.
+	if sum := pr.InherentTotal + gr.InherentTotal; sum < wall-wall/100 || sum > wall+wall/100 {
+		t.Errorf("own times add up to %d ns, want the %d of the parent's firings", sum, wall)
+	}
+	if own, want := pr.InherentTotal, int64(parent.Calls())*(10*us+50*50); own < want-want/10 || own > want+want/10 {
+		t.Errorf("parent: own %d ns, want about %d (its own and the short calls')", own, want)
+	}
+}
+
 // With hotspot off every firing is metered, but a probe whose calls are
 // too short to time is still untimed: judged once, on its first few
 // thousand firings, by hotspot's rule, then counted only; its own

@@ -337,3 +337,54 @@ func givenBack(p *Probe) int64 {
 	}
 	return ns
 }
+
+// Rechecks. An untimed verdict rests on a probe's first calls. A function
+// whose calls grow longer later (a lock that comes under contention, a
+// table that grows, a phase of the program) would stay untimed, its time
+// in its callers', though its calls are long enough to time. So at each of
+// its checkpoints (every checkpointEvery calls on a P, stretch.go) one
+// call of an untimed probe is metered again, its time given to its
+// parent as any untimed call's is; every recheckEvery of them, their mean
+// own time is compared with the untimed limit, and a probe whose rechecked
+// calls are at or above it is sampled from then on. The calls it made
+// while untimed charged their callers nothing: its first repricing
+// (parent.go) charges them at its selected calls' mean, as it does any
+// unmetered call, and its row counts them so. The firings metered before
+// its untimed verdict were given to its callers then (Probe.warm) and
+// stay there too, a few thousand calls at most. With hotspot off, or
+// sampling off, an untimed probe is not rechecked: it would be metered at
+// every call, and its row could not count the calls it made untimed.
+
+// recheckEvery is how many rechecked calls of an untimed probe are judged
+// together; maxRechecks how many it is rechecked in all.
+const (
+	recheckEvery = 16
+	maxRechecks  = 4096
+)
+
+// checkpointed makes the checkpoint of an untimed probe's firing whose
+// countdown ran out on its P (pos and pc: where it runs), and meters the
+// firing as a recheck where rechecks are on.
+func checkpointed(p *Probe, pos, pc uintptr) *Frame {
+	checkpoint(pos, pc)
+	if engine.hotspot == nil || engine.sample <= 0 || p.internal || p.rechecked.Load() >= maxRechecks || p.State() != Untimed {
+		return nil
+	}
+	g := current()
+	if g == nil {
+		return nil
+	}
+	g.acquire()
+	g.settle(pos, pc)
+	return g.meter(p, pos, pc, meterRecheck, 0)
+}
+
+// recheck notes a rechecked call of p, of own ns of its own, and samples
+// p once its rechecked calls take the untimed limit or more on average.
+func (p *Probe) recheck(own int64) {
+	sum := p.recheckOwn.Add(max(own, 0))
+	n := p.rechecked.Add(1)
+	if n%recheckEvery == 0 && sum/int64(n) >= UntimedLimit() {
+		p.setState(Untimed, Sampled)
+	}
+}

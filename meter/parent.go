@@ -109,11 +109,15 @@ type pricing struct {
 func (p *Probe) reprice(metered int64, off float64) {
 	w := p.selectedW.Load()
 	calls := p.Calls() - metered
-	if w <= 0 || calls <= 0 {
+	if calls <= 0 {
 		return
 	}
 	pr := &p.pricing
 	charged := pr.charged + float64(calls-pr.calls)*float64(p.ownMean.Load())
+	if w <= 0 { // no selected firing yet: what was charged, at the mean that stood
+		pr.charged, pr.calls = charged, calls
+		return
+	}
 	owed := max(float64(p.selectedOwn.Load())-off, 0) / float64(w) * float64(calls)
 	pr.charged, pr.calls = owed, calls
 	per := (owed - charged) / float64(w)

@@ -500,8 +500,7 @@ func checkpointOut(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 		atomic.StoreInt32(&p.slotOn(pid).left, checkpointEvery)
 	}
 	procUnpin()
-	checkpoint(pos, pc)
-	return nil
+	return checkpointed(p, pos, pc)
 }
 
 // Waits in the function's own body. A stretch in which the goroutine
