@@ -358,7 +358,7 @@ func givenBack(p *Probe) int64 {
 // recheckEvery is how many rechecked calls of an untimed probe are judged
 // together; maxRechecks how many it is rechecked in all.
 const (
-	recheckEvery = 16
+	recheckEvery = 8
 	maxRechecks  = 4096
 )
 
