@@ -333,14 +333,19 @@ func spotOut(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 
 // spotCheck meters a firing of a disabled probe that spotcheck's count
 // made due.
-func spotCheck(p *Probe, pos, pc uintptr) *Frame {
+func spotCheck(p *Probe, pos, pc uintptr) *Frame { return meterHere(p, pos, pc, meterSpot) }
+
+// meterHere meters a firing of p that stands for no calls (a spot check,
+// a recheck) on the running goroutine, after dropping the frames a panic
+// unwound (pos and pc: where the firing runs).
+func meterHere(p *Probe, pos, pc uintptr, how uint8) *Frame {
 	g := current()
 	if g == nil {
 		return nil
 	}
 	g.acquire()
 	g.settle(pos, pc)
-	return g.meter(p, pos, pc, meterSpot, 0)
+	return g.meter(p, pos, pc, how, 0)
 }
 
 // How a firing came to be metered (Frame.how).

@@ -370,13 +370,7 @@ func checkpointed(p *Probe, pos, pc uintptr) *Frame {
 	if engine.hotspot == nil || engine.sample <= 0 || p.internal || p.rechecked.Load() >= maxRechecks || p.State() != Untimed {
 		return nil
 	}
-	g := current()
-	if g == nil {
-		return nil
-	}
-	g.acquire()
-	g.settle(pos, pc)
-	return g.meter(p, pos, pc, meterRecheck, 0)
+	return meterHere(p, pos, pc, meterRecheck)
 }
 
 // recheck notes a rechecked call of p, of own ns of its own, and samples
