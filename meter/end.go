@@ -88,9 +88,6 @@ func (p *Probe) end(fr *Frame) int64 {
 	inner, outer := overhead[k].inner.Load(), overhead[k].outer.Load()
 	incl := max(raw-inner-fr.over, 0)
 	fr.closeStretch(t, left, reason, sys)
-	if fr.bare < 0 {
-		fr.own -= fr.bare // (stretch.go, bare stretches)
-	}
 	own := fr.own - inner // may be below 0 where children were estimated: an estimate, not clamped
 	if fr.how == meterRecheck {
 		p.recheck(own) // its time is its parent's, below, as every untimed call's is
@@ -146,12 +143,12 @@ func (p *Probe) end(fr *Frame) int64 {
 			p.blind.Add(fr.blind * int64(fr.weight))
 		}
 	}
-	n := p.stats.record(incl, own, fr.weight)
+	n := p.stats.record(incl, own, fr.weight, fr.bare) // its bare stretches' sum, floored on the probe's (bareFloor)
 	if engine.untimed != nil && n&(shortJudgeAt-1) == 0 && !p.internal && p.short.Load() == shortUnknown {
 		p.judgeShort()
 	}
 	if fr.how == meterSelected {
-		p.noteSelected(pf, own, fr.weight)
+		p.noteSelected(pf, own, fr.weight, fr.bare)
 		if n%ownMeanEvery == 0 {
 			p.refreshOwnMean()
 		}

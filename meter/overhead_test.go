@@ -169,7 +169,10 @@ func TestEmptyFiringMeasuresThroughEnd(t *testing.T) {
 // in them) hold its own code between the calls and the metering around
 // them. Where the overhead taken off them is more than they held (the
 // measured overheads are means, and a firing's children may cost less to
-// meter), their sum is no less than nothing; a positive sum stands.
+// meter), the probe's sum of them is no less than nothing; a positive sum
+// stands. The floor is on the probe's sum, not each firing's: one firing's
+// bare stretches below zero and another's above cancel, as noise around a
+// right overhead does.
 func TestBareStretchesHoldNoLessThanNothing(t *testing.T) {
 	wire(t, Chain{})
 	const inner, outer = 10, 40
@@ -197,6 +200,18 @@ func TestBareStretchesHoldNoLessThanNothing(t *testing.T) {
 	checkRow(t, parent, 1, 480-inner-4*outer, 100+80-inner)
 	checkRow(t, child, 4, 200, 200)
 
+	// A firing whose bare stretches hold 20 ns each (50, 30 taken off):
+	// the probe's sum, -60 + 60, is nothing, and both firings' own times
+	// are what they measured: 110, and 3 × 20 + 50 - 30 after the last,
+	// less the inner. A floor on each firing would leave out the first's
+	// -60 and keep the second's 60.
+	f = parent.Begin()
+	for range 4 {
+		call(child, 50, 50)
+	}
+	parent.End(&f)
+	checkRow(t, parent, 2, 480-inner-4*outer+440-inner-4*outer, (100+80-inner-60)+(3*20+20-inner))
+
 	// Where the bare stretches hold more than was taken off, it stands:
 	// 3 of 100 - 30, then 100 - 30 after the last, less the inner.
 	f = parent.Begin()
@@ -204,5 +219,5 @@ func TestBareStretchesHoldNoLessThanNothing(t *testing.T) {
 		call(child, 50, 100)
 	}
 	parent.End(&f)
-	checkRow(t, parent, 2, 480-inner-4*outer+640-inner-4*outer, 170+3*70+70-inner)
+	checkRow(t, parent, 3, 480-inner-4*outer+440-inner-4*outer+640-inner-4*outer, (100+80-inner-60)+(3*20+20-inner)+(3*70+70-inner))
 }

@@ -118,7 +118,7 @@ func (p *Probe) reprice(metered int64, off float64) {
 		pr.charged, pr.calls = charged, calls
 		return
 	}
-	owed := max(float64(p.selectedOwn.Load())-off, 0) / float64(w) * float64(calls)
+	owed := max(float64(p.selectedOwn.Load()+bareFloor(p.selectedBare.Load()))-off, 0) / float64(w) * float64(calls)
 	pr.charged, pr.calls = owed, calls
 	per := (owed - charged) / float64(w)
 	for i := range p.callers.to {
@@ -131,14 +131,18 @@ func (p *Probe) reprice(metered int64, off float64) {
 	}
 }
 
-// noteSelected records p's selected firing of own ns, standing for w
-// calls, under pf, its nearest metered ancestor, or none (reprice).
-func (p *Probe) noteSelected(pf *Frame, own int64, w int32) {
+// noteSelected records p's selected firing of own ns, bare of them in
+// its bare stretches, standing for w calls, under pf, its nearest metered
+// ancestor, or none (reprice).
+func (p *Probe) noteSelected(pf *Frame, own int64, w int32, bare int64) {
 	if w <= 0 {
 		return
 	}
 	p.selectedW.Add(int64(w))
 	p.selectedOwn.Add(own * int64(w))
+	if bare != 0 {
+		p.selectedBare.Add(bare * int64(w))
+	}
 	if pf != nil && pf.probe != p {
 		p.callers.add(pf.probe, int64(w))
 	}

@@ -81,19 +81,19 @@ type Probe struct {
 	first     atomic.Int64
 	count     Countdown
 
-	stats       stats
-	warm        parentTable  // what it charged its timed parents while Enabled (judge.go)
-	callers     parentTable  // while sampled, the calls its selected firings stand for, per timed parent (reprice)
-	selectedW   atomic.Int64 // the calls all its selected firings stand for, with a timed parent or none
-	selectedOwn atomic.Int64 // ns: their own times, each times the calls it stands for
-	pricing     pricing      // what its unmetered calls charged their parents, as last repriced
-	rechecked   atomic.Int32 // while untimed, its calls metered again at checkpoints (recheck)
-	recheckOwn  atomic.Int64 // ns: their own times
-	reenabled   atomic.Int64
-	waited      atomic.Int64 // ns of its metered firings' stretches left out for a wait, each times its weight (stretch.go)
-	blind       atomic.Int64 // of those, ns of the stretches left out whole (not a bracketed wait), each times its weight: the sampler's to see into
+	stats        stats
+	warm         parentTable  // what it charged its timed parents while Enabled (judge.go)
+	callers      parentTable  // while sampled, the calls its selected firings stand for, per timed parent (reprice)
+	selectedW    atomic.Int64 // the calls all its selected firings stand for, with a timed parent or none
+	selectedOwn  atomic.Int64 // ns: their own times, each times the calls it stands for
+	selectedBare atomic.Int64 // ns: of those, what lay in their bare stretches (bareFloor)
+	pricing      pricing      // what its unmetered calls charged their parents, as last repriced
+	rechecked    atomic.Int32 // while untimed, its calls metered again at checkpoints (recheck)
+	recheckOwn   atomic.Int64 // ns: their own times
+	reenabled    atomic.Int64
+	waited       atomic.Int64 // ns of its metered firings' stretches left out for a wait, each times its weight (stretch.go)
+	blind        atomic.Int64 // of those, ns of the stretches left out whole (not a bracketed wait), each times its weight: the sampler's to see into
 
-	_ [8]byte // to a size class of whole cache lines (TestWholeCacheLines)
 }
 
 // Name returns the probe's name, as the Go toolchain names the function.

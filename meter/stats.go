@@ -42,13 +42,14 @@ type row struct {
 	sqTotal uint64
 	back    int64 // ns of own time given back: children that turned out untimed or disabled (judge.go)
 	over    int64 // ns its unmetered calls' estimates exceeded the stretches they ran in (overcharged)
-	_       [40]byte
+	bare    int64 // ns of own time in its firings' bare stretches, each times its weight, below 0 where more metering was taken off them than they held (stretch.go); written atomically
+	_       [32]byte
 }
 
 // totals are what a reader takes from rows.
 type totals struct {
-	count, total, wsum, wtotal, wown, min, max, back, over int64
-	sqTotal                                                float64
+	count, total, wsum, wtotal, wown, min, max, back, over, bare int64
+	sqTotal                                                      float64
 }
 
 func (s *stats) init() {
@@ -61,15 +62,21 @@ func procPin() int
 //go:linkname procUnpin runtime.procUnpin
 func procUnpin()
 
-// record adds one metered firing of incl and own ns and weight w, and
+// record adds one metered firing of incl and own ns and weight w, of
+// which bare ns of own time lay in its bare stretches (stretch.go), and
 // returns the count of the row it went to. With a row per P it is one
-// pinned write of the P's own row: no atomic instruction on amd64.
-func (s *stats) record(incl, own int64, w int32) int64 {
+// pinned write of the P's own row: no atomic instruction on amd64, but
+// for a firing with bare stretches, an atomic add to that row, which no
+// other P writes.
+func (s *stats) record(incl, own int64, w int32, bare int64) int64 {
 	if rs := s.perP.Load(); rs != nil {
 		pid := procPin()
 		if pid < len(*rs) {
 			r := &(*rs)[pid]
 			writeRow(r, incl, own, int64(w))
+			if bare != 0 {
+				atomic.AddInt64(&r.bare, bare*int64(w))
+			}
 			n := atomic.LoadInt64(&r.count)
 			procUnpin()
 			return n
@@ -80,6 +87,9 @@ func (s *stats) record(incl, own int64, w int32) int64 {
 		runtime.Gosched()
 	}
 	writeRowShared(&s.shared, incl, own, int64(w))
+	if bare != 0 {
+		atomic.AddInt64(&s.shared.bare, bare*int64(w))
+	}
 	n := s.shared.count
 	s.lock.Store(0)
 	if n == sharedFirings {
@@ -138,6 +148,7 @@ func (r *row) read() totals {
 				sqTotal: math.Float64frombits(atomic.LoadUint64(&r.sqTotal)),
 				back:    atomic.LoadInt64(&r.back),
 				over:    atomic.LoadInt64(&r.over),
+				bare:    atomic.LoadInt64(&r.bare),
 			}
 			if atomic.LoadUint64(&r.seq) == s {
 				return t
@@ -164,13 +175,24 @@ func (s *stats) sum() totals {
 			t.max = max(t.max, u.max)
 			t.sqTotal += u.sqTotal
 			t.back += u.back
+			t.bare += u.bare
 		}
 	}
 	if t.count == 0 {
 		t.min = 0
 	}
+	t.back += bareFloor(t.bare)
 	return t
 }
+
+// bareFloor returns what is given back to a probe's own time whose
+// firings' bare stretches hold bare ns in all (each times its weight):
+// where the sum is below zero, more metering was taken off them than they
+// held, and the difference is given back; a sum above zero stands. The
+// floor applies to the probe's whole sum, not to each firing's, so that a
+// firing's noise on either side of a right overhead cancels another's,
+// where a floor on each would keep the side above zero as own time.
+func bareFloor(bare int64) int64 { return max(-bare, 0) }
 
 // trimmed returns wtotal and wown less what the estimates of a probe of
 // calls calls were found to exceed (over, in ns of all its calls), in the
