@@ -131,10 +131,15 @@ func trimmedMean(v []int64) int64 {
 // first firing, not measured, brings the private probe's statistics into
 // the cache, where those of the probes that fire most are.
 //
-// A forced firing is measured inside a selected one, which forces it.
+// A forced firing is measured where forced firings run: inside the
+// firing that forces them, the parent of the forced firing that just
+// ended; or, where the innermost metered firing does not force (at
+// start-up), inside a selected one of the private probe's, which forces
+// it. (Wrapped in one there too, the empty firings would not be measured:
+// a selected firing inside a forcing one is forced, and forces nothing.)
 func measureOverhead(k int) {
 	c := calib[k]
-	if k == pathForced {
+	if g := current(); k == pathForced && (g == nil || g.forcing == 0) {
 		f := calib[pathSelected].Begin()
 		defer calib[pathSelected].End(&f)
 	}

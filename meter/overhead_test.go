@@ -108,6 +108,18 @@ func TestOverheadMeasuredOnRealClock(t *testing.T) {
 	if in <= 0 || out < in {
 		t.Fatalf("after wiring: inner %d outer %d ns, want 0 < inner ≤ outer", in, out)
 	}
+	// Forced firings' overheads are measured where they run, nested in
+	// the firing that forces them.
+	sel := calib[pathSelected].Begin()
+	if fr := sel.frame(); fr == nil || fr.forces == 0 {
+		t.Fatal("the private probe's selected firing does not force its children")
+	}
+	forced := overhead[pathForced].next.Load()
+	measureOverhead(pathForced)
+	calib[pathSelected].End(&sel)
+	if n := overhead[pathForced].next.Load() - forced; n != 1 {
+		t.Errorf("%d measurements of the forced path inside a forcing firing, want 1", n)
+	}
 	if l := UntimedLimit(); l <= 0 || l > 300 {
 		t.Fatalf("untimed limit %d ns with the default rule, want 1 to 300", l)
 	}
