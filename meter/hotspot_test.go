@@ -759,6 +759,45 @@ func TestUntimedProbeRecheckedWhenItsCallsGrowLong(t *testing.T) {
 	}
 }
 
+// A recursive untimed probe is not rechecked: a rechecked call's own time
+// would hold every call nested in it, untimed, and a call high in the
+// recursion is long though each call is short. Here each call is 20 ns of
+// its own, in a recursion 12 deep (4,095 calls, 11 in an average call's).
+func TestRecursiveUntimedProbeNotRechecked(t *testing.T) {
+	var r uint64
+	h := hot()
+	h.Sample, h.Cost, h.SampleShare, h.Untimed = 8, 0.02, 0.01, 4
+	wire(t, Chain{Hotspot: h, ClockCost: 50, Rand: func() uint64 { r++; return 7 + r%2 }})
+	setOverhead(pathMeter, 0, 100)
+	parent, rec := newProbe(t, "parent"), newProbe(t, "rec")
+	for range h.Initial {
+		fire(parent, 10*us, nil) // past the firings that force their children (forcesFirst)
+	}
+	var call func(depth int)
+	call = func(depth int) {
+		fire(rec, 20, func() {
+			if depth > 1 {
+				call(depth - 1)
+				call(depth - 1)
+			}
+		})
+	}
+	round := func() { fire(parent, 10*us, func() { call(12) }) }
+	round()
+	if s := rec.State(); s != Untimed {
+		t.Fatalf("state %d after its first calls, want untimed", s)
+	}
+	for range 4 * recheckEvery * (checkpointEvery/4095 + 1) {
+		round()
+	}
+	if s, n := rec.State(), rec.rechecked.Load(); s != Untimed || n != 0 {
+		t.Fatalf("state %d after %d rechecks, want untimed, never rechecked", s, n)
+	}
+	if got, want := rec.row().Count, rec.Calls(); got != want || got != int64(1+4*recheckEvery*(checkpointEvery/4095+1))*4095 {
+		t.Fatalf("count %d, want its %d calls", got, want)
+	}
+}
+
 // With hotspot off every firing is metered, but a probe whose calls are
 // too short to time is still untimed: judged once, on its first few
 // thousand firings, by hotspot's rule, then counted only; its own

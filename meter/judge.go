@@ -354,6 +354,12 @@ func givenBack(p *Probe) int64 {
 // stay there too, a few thousand calls at most. With hotspot off, or
 // sampling off, an untimed probe is not rechecked: it would be metered at
 // every call, and its row could not count the calls it made untimed.
+// Nor is a recursive probe, one whose metered firings, before its verdict,
+// ran directly inside its own (Probe.nested): a rechecked call's own time
+// would hold all the calls nested in it, untimed, and a call of a
+// recursive function of 14 ns a call high in its recursion takes
+// milliseconds. A recursion through another instrumented function is not
+// seen.
 
 // recheckEvery is how many rechecked calls of an untimed probe are judged
 // together; maxRechecks how many it is rechecked in all.
@@ -367,7 +373,7 @@ const (
 // firing as a recheck where rechecks are on.
 func checkpointed(p *Probe, pos, pc uintptr) *Frame {
 	checkpoint(pos, pc)
-	if engine.hotspot == nil || engine.sample <= 0 || p.internal || p.rechecked.Load() >= maxRechecks || p.State() != Untimed {
+	if engine.hotspot == nil || engine.sample <= 0 || p.internal || p.rechecked.Load() >= maxRechecks || p.State() != Untimed || p.nested.Load() {
 		return nil
 	}
 	return meterHere(p, pos, pc, meterRecheck)

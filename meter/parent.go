@@ -50,6 +50,9 @@ func keepCharge(p *Probe, pf *Frame, own int64) {
 	case !judged || pf.weight <= 0:
 	case pf.probe == p:
 		pf.kept += max(own, 0)
+		if !p.nested.Load() {
+			p.nested.Store(true)
+		}
 	default:
 		p.warm.add(pf.probe, max(own, 0)*int64(pf.weight)) // with no room in p's table, the charge stands
 	}

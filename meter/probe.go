@@ -55,6 +55,7 @@ type Probe struct {
 	forcings atomic.Int32   // its firings metered at every call that forced their timed children (forcesFirst)
 	short    atomic.Uint32  // with hotspot off: whether its calls are too short to time (shortUnknown …; judgeShort)
 	parent   atomic.Bool    // some metered firing of it had a metered child (overcharged)
+	nested   atomic.Bool    // some metered firing of it ran directly inside another of its own: it recurses (checkpointed)
 	suspects atomic.Int32   // its suspect selected firings before cpuPauses (interrupted)
 	hinged   atomic.Int32   // how many times its untimed verdict waited for more firings (hinges)
 	work     atomic.Int64   // ns: of the excess over its mean of its suspect selected firings that read the CPU clock, what the thread ran (interrupted)
