@@ -695,12 +695,10 @@ func TestParentRepricedWhenTheMeanMoves(t *testing.T) {
 	}
 }
 
-// An untimed verdict rests on a probe's first calls. Calls that grow long
-// later are found at its checkpoints, where one call is timed again: once
-// those take the untimed limit on average, the probe is sampled, and the
-// calls it made untimed are charged off its parent at its sampled mean.
-// A probe whose calls stay short stays untimed.
-func TestUntimedProbeRecheckedWhenItsCallsGrowLong(t *testing.T) {
+// wireRechecks wires hotspot with sampling (one call in 7 or 8 selected),
+// an untimed limit of 200 ns, and returns a parent probe past the firings
+// that force their children (forcesFirst), metered at every call.
+func wireRechecks(t *testing.T) *Probe {
 	var r uint64
 	h := hot()
 	h.Sample, h.Cost, h.SampleShare, h.Untimed = 8, 0.02, 0.01, 4
@@ -709,10 +707,21 @@ func TestUntimedProbeRecheckedWhenItsCallsGrowLong(t *testing.T) {
 	if l := UntimedLimit(); l != 200 {
 		t.Fatalf("untimed limit %d ns, want 200", l)
 	}
-	parent, grows, stays := newProbe(t, "parent"), newProbe(t, "grows"), newProbe(t, "stays")
+	parent := newProbe(t, "parent")
 	for range h.Initial {
-		fire(parent, 10*us, nil) // past the firings that force their children (forcesFirst)
+		fire(parent, 10*us, nil)
 	}
+	return parent
+}
+
+// An untimed verdict rests on a probe's first calls. Calls that grow long
+// later are found at its checkpoints, where one call is timed again: once
+// those take the untimed limit on average, the probe is sampled, and the
+// calls it made untimed are charged off its parent at its sampled mean.
+// A probe whose calls stay short stays untimed.
+func TestUntimedProbeRecheckedWhenItsCallsGrowLong(t *testing.T) {
+	parent := wireRechecks(t)
+	grows, stays := newProbe(t, "grows"), newProbe(t, "stays")
 	var wall int64
 	run := func(rounds int, call int64) {
 		for range rounds {
@@ -764,15 +773,8 @@ func TestUntimedProbeRecheckedWhenItsCallsGrowLong(t *testing.T) {
 // recursion is long though each call is short. Here each call is 20 ns of
 // its own, in a recursion 12 deep (4,095 calls, 11 in an average call's).
 func TestRecursiveUntimedProbeNotRechecked(t *testing.T) {
-	var r uint64
-	h := hot()
-	h.Sample, h.Cost, h.SampleShare, h.Untimed = 8, 0.02, 0.01, 4
-	wire(t, Chain{Hotspot: h, ClockCost: 50, Rand: func() uint64 { r++; return 7 + r%2 }})
-	setOverhead(pathMeter, 0, 100)
-	parent, rec := newProbe(t, "parent"), newProbe(t, "rec")
-	for range h.Initial {
-		fire(parent, 10*us, nil) // past the firings that force their children (forcesFirst)
-	}
+	parent := wireRechecks(t)
+	rec := newProbe(t, "rec")
 	var call func(depth int)
 	call = func(depth int) {
 		fire(rec, 20, func() {
