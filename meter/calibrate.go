@@ -139,9 +139,11 @@ func trimmedMean(v []int64) int64 {
 // a selected firing inside a forcing one is forced, and forces nothing.)
 func measureOverhead(k int) {
 	c := calib[k]
-	if g := current(); k == pathForced && (g == nil || g.forcing == 0) {
-		f := calib[pathSelected].Begin()
-		defer calib[pathSelected].End(&f)
+	if k == pathForced {
+		if g := current(); g == nil || g.forcing == 0 {
+			f := calib[pathSelected].Begin()
+			defer calib[pathSelected].End(&f)
+		}
 	}
 	if c.empty() < 0 { // warms what the private probe touches: a hot probe's rows are in cache
 		return

@@ -143,7 +143,10 @@ func (p *Probe) end(fr *Frame) int64 {
 			p.blind.Add(fr.blind * int64(fr.weight))
 		}
 	}
-	n := p.stats.record(incl, own, fr.weight, fr.bare) // its bare stretches' sum, floored on the probe's (bareFloor)
+	n := p.stats.record(incl, own, fr.weight)
+	if fr.bare != 0 {
+		p.stats.addBare(fr.bare * int64(fr.weight)) // floored on the probe's sum (bareFloor)
+	}
 	if engine.untimed != nil && n&(shortJudgeAt-1) == 0 && !p.internal && p.short.Load() == shortUnknown {
 		p.judgeShort()
 	}

@@ -300,7 +300,7 @@ func TestSnapshotRowsAreConsistent(t *testing.T) {
 					return
 				default:
 				}
-				p.stats.record(3*us, 3*us, 1, 0)
+				p.stats.record(3*us, 3*us, 1)
 			}
 		}()
 	}

@@ -62,21 +62,15 @@ func procPin() int
 //go:linkname procUnpin runtime.procUnpin
 func procUnpin()
 
-// record adds one metered firing of incl and own ns and weight w, of
-// which bare ns of own time lay in its bare stretches (stretch.go), and
+// record adds one metered firing of incl and own ns and weight w, and
 // returns the count of the row it went to. With a row per P it is one
-// pinned write of the P's own row: no atomic instruction on amd64, but
-// for a firing with bare stretches, an atomic add to that row, which no
-// other P writes.
-func (s *stats) record(incl, own int64, w int32, bare int64) int64 {
+// pinned write of the P's own row: no atomic instruction on amd64.
+func (s *stats) record(incl, own int64, w int32) int64 {
 	if rs := s.perP.Load(); rs != nil {
 		pid := procPin()
 		if pid < len(*rs) {
 			r := &(*rs)[pid]
 			writeRow(r, incl, own, int64(w))
-			if bare != 0 {
-				atomic.AddInt64(&r.bare, bare*int64(w))
-			}
 			n := atomic.LoadInt64(&r.count)
 			procUnpin()
 			return n
@@ -87,9 +81,6 @@ func (s *stats) record(incl, own int64, w int32, bare int64) int64 {
 		runtime.Gosched()
 	}
 	writeRowShared(&s.shared, incl, own, int64(w))
-	if bare != 0 {
-		atomic.AddInt64(&s.shared.bare, bare*int64(w))
-	}
 	n := s.shared.count
 	s.lock.Store(0)
 	if n == sharedFirings {
@@ -126,6 +117,21 @@ func writeRowShared(r *row, incl, own, w int64) {
 // untimed or disabled had been charged with. Rare: an atomic add to the
 // shared row.
 func (s *stats) addBack(ns int64) { atomic.AddInt64(&s.shared.back, ns) }
+
+// addBare adds ns to the sum of the probe's firings' bare stretches
+// (bareFloor), each firing's times its weight: for a firing with bare
+// stretches only, which had two metered children at least. An atomic add
+// to the row of the running P, which no other P writes, or to the shared
+// row before the probe has a row per P.
+func (s *stats) addBare(ns int64) {
+	r := &s.shared
+	pid := procPin()
+	if rs := s.perP.Load(); rs != nil && pid < len(*rs) {
+		r = &(*rs)[pid]
+	}
+	atomic.AddInt64(&r.bare, ns)
+	procUnpin()
+}
 
 // addOver takes ns off the probe's inclusive and own times: what its
 // estimate charged stretches beyond their wall time (overcharged). An
