@@ -110,7 +110,7 @@ func (p *Probe) countGo() int32 {
 	atomic.AddInt64(&s.calls, 1)
 	var w int32
 	if p.class.Load() == classCount && atomic.AddInt32(&s.left, -1) <= 0 {
-		atomic.StoreInt32(&s.left, checkpointEvery)
+		atomic.StoreInt32(&s.left, p.nextCheckpoint())
 		w = 1
 	}
 	procUnpin()

@@ -1,6 +1,7 @@
 package meter
 
 import (
+	"runtime"
 	"sync"
 	"testing"
 
@@ -740,11 +741,10 @@ func TestUntimedProbeRecheckedWhenItsCallsGrowLong(t *testing.T) {
 			t.Fatalf("%s: state %d after its first calls, want untimed", p.Name(), s)
 		}
 	}
-	// recheckEvery checkpoints of grows, checkpointEvery calls apart on
-	// each P (more calls where the goroutine moves between Ps): its calls
-	// are 1 µs from the start of this run.
+	// recheckEvery checkpoints of grows, denseGap calls apart on each P (more calls where the goroutine moves between
+	// Ps): its calls are 1 µs from the start of this run.
 	for i := 0; grows.rechecked.Load() < recheckEvery && i < 10*recheckEvery; i++ {
-		run(checkpointEvery/50+1, 1*us)
+		run(denseGap/50+1, 1*us)
 	}
 	if s := grows.State(); s != Sampled {
 		t.Fatalf("grows: state %d after %d rechecks of 1 µs calls, want sampled", s, grows.rechecked.Load())
@@ -763,8 +763,50 @@ func TestUntimedProbeRecheckedWhenItsCallsGrowLong(t *testing.T) {
 	if sum := pr.InherentTotal + gr.InherentTotal; sum < wall-wall/100 || sum > wall+wall/100 {
 		t.Errorf("own times add up to %d ns, want the %d of the parent's firings", sum, wall)
 	}
-	if own, want := pr.InherentTotal, int64(parent.Calls())*(10*us+50*50); own < want-want/10 || own > want+want/10 {
+	// The parent keeps its own and the short calls', less the 2,000 first
+	// calls of grows charged at its sampled mean.
+	if own, want := pr.InherentTotal, int64(parent.Calls())*(10*us+50*50)-2000*950; own < want-want/10 || own > want+want/10 {
 		t.Errorf("parent: own %d ns, want about %d (its own and the short calls')", own, want)
+	}
+}
+
+// An untimed probe's first denseRechecks rechecks come denseGap calls
+// apart on a P, the later ones
+// checkpointEvery apart: a function of a hundred thousand calls is
+// rechecked tens of times, not a dozen, and one of billions no more often
+// than before.
+func TestUntimedProbeRecheckedDenselyAtFirst(t *testing.T) {
+	parent := wireRechecks(t)
+	leaf := newProbe(t, "leaf")
+	calls := 0
+	run := func(n int) {
+		for ; n > 0; n -= 50 {
+			fire(parent, 10*us, func() {
+				for range 50 {
+					fire(leaf, 50, nil)
+				}
+			})
+			calls += 50
+		}
+	}
+	run(2000)
+	if s := leaf.State(); s != Untimed {
+		t.Fatalf("state %d after its first calls, want untimed", s)
+	}
+	ps := runtime.GOMAXPROCS(0)
+	calls = 0
+	run(100_000)
+	// 64 rechecks in its first 65,536 calls, then one every 8,192 (4);
+	// a countdown on each P the goroutine ran on, a gap at most lost on each.
+	if n := int(leaf.rechecked.Load()); n < 68-2*ps || n > 68+2*ps {
+		t.Fatalf("%d rechecks in %d calls, want 68 or within %d of it", n, calls, 2*ps)
+	}
+	run(40 * checkpointEvery)
+	if n, most := int(leaf.rechecked.Load()), denseRechecks+calls/checkpointEvery+2*ps; n < denseRechecks || n > most {
+		t.Fatalf("%d rechecks in %d calls, want %d to %d", n, calls, denseRechecks, most)
+	}
+	if s := leaf.State(); s != Untimed {
+		t.Fatalf("state %d after %d rechecks of 50 ns calls, want untimed", s, leaf.rechecked.Load())
 	}
 }
 

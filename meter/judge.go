@@ -373,11 +373,44 @@ const (
 // firing as a recheck where rechecks are on.
 func checkpointed(p *Probe, pos, pc uintptr) *Frame {
 	checkpoint(pos, pc)
-	if engine.hotspot == nil || engine.sample <= 0 || p.internal || p.rechecked.Load() >= maxRechecks || p.State() != Untimed || p.nested.Load() {
+	if !p.rechecks() {
 		return nil
 	}
 	return meterHere(p, pos, pc, meterRecheck)
 }
+
+// rechecks reports whether p's next checkpoint is a recheck.
+func (p *Probe) rechecks() bool {
+	return p.rechecked.Load() < maxRechecks && p.State() == Untimed && p.recheckable()
+}
+
+// recheckable reports whether p, untimed, is rechecked at all.
+func (p *Probe) recheckable() bool {
+	return engine.hotspot != nil && engine.sample > 0 && !p.internal && !p.nested.Load()
+}
+
+// nextCheckpoint returns how many of p's firings on a P pass before its
+// next checkpoint there: checkpointEvery, or denseGap while its first
+// denseRechecks rechecks are to come. A rechecked call's own time varies
+// from one call to the next (a lock's slow path, a cache miss): in a
+// function of 100,000 calls, a few hundred ms of a program, checkpoints
+// every checkpointEvery calls would recheck it a dozen times, and a
+// function whose calls grow to 300 ns and more of their own could read
+// below the limit in that many.
+func (p *Probe) nextCheckpoint() int32 {
+	if p.rechecked.Load() < denseRechecks && p.recheckable() {
+		return denseGap
+	}
+	return checkpointEvery
+}
+
+// denseRechecks is how many of an untimed probe's first rechecks come
+// denseGap calls apart on a P (nextCheckpoint): 64 metered calls in its
+// first 65,536 after the verdict, a few µs of metering in all.
+const (
+	denseRechecks = 64
+	denseGap      = checkpointEvery / 8
+)
 
 // recheck notes a rechecked call of p, of own ns of its own, and samples
 // p once its rechecked calls take the untimed limit or more on average.

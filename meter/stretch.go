@@ -485,7 +485,7 @@ func (p *Probe) startCheckpoints() {
 		return
 	}
 	for pid := uintptr(0); pid < countProcs; pid++ {
-		atomic.StoreInt32(&p.slotOn(pid).left, checkpointEvery)
+		atomic.StoreInt32(&p.slotOn(pid).left, p.nextCheckpoint())
 	}
 }
 
@@ -497,7 +497,7 @@ func (p *Probe) startCheckpoints() {
 func checkpointOut(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 	pid := uintptr(procPin())
 	if pid < countProcs {
-		atomic.StoreInt32(&p.slotOn(pid).left, checkpointEvery)
+		atomic.StoreInt32(&p.slotOn(pid).left, p.nextCheckpoint())
 	}
 	procUnpin()
 	return checkpointed(p, pos, pc)
