@@ -895,9 +895,9 @@ func TestEveryFiringMeteredShortProbeIsUntimed(t *testing.T) {
 // A sampled probe's selected firings can measure longer than its calls run
 // among its callers (a clock read waits for the work before it). A stretch
 // that ran whole bounds its unmetered calls: they took no more than its
-// wall time. Where one probe's calls alone were charged to it, many of
-// them, what their estimate exceeds that by is taken off the probe, and
-// the stretch holds no own time of its caller.
+// wall time. Where one probe's calls alone were charged to stretches,
+// what their estimate exceeds those by in all is taken off the probe, and
+// the caller's own time in them, where below 0 in all, is given back.
 func TestOverchargedEstimateBound(t *testing.T) {
 	// Thresholds of 0: every firing hot, so that nothing is judged; gaps
 	// of 1000 between selected firings; the parent's first firing forces.
@@ -934,15 +934,40 @@ func TestOverchargedEstimateBound(t *testing.T) {
 		t.Fatalf("mean own %d ns, uncorrected %d; want %d, 1500", m, raw, 206*us/204)
 	}
 
-	// Too few calls in the stretch, or another probe charged it too: no
-	// bound.
+	// The bound binds on the sums: a stretch of calls longer than the
+	// estimate (100 of 2.5 µs, 150 µs at the uncorrected 1.5 µs) gives
+	// back the 100 µs taken off before, and its caller keeps its own time
+	// in the two stretches, the first's −100 µs and this one's 250 µs less
+	// the charge at the corrected mean; a stretch of 10 calls of 1 µs
+	// takes off what the estimate exceeds them by.
+	over0 := p.stats.sum().over
+	parentOwn := parent.row().InherentTotal
+	mean := p.ownMean.Load()
+	fire(parent, 0, func() {
+		for range 100 {
+			f := p.Begin()
+			clk.Advance(2500)
+			p.End(&f)
+		}
+	})
+	if over, want := p.stats.sum().over, over0-100*us; over != want || want != 0 {
+		t.Fatalf("over %d ns after a stretch of long calls, want %d", over, want)
+	}
+	if own, want := parent.row().InherentTotal-parentOwn, 150*us-100*mean; own != want || parentOwn != 0 {
+		t.Fatalf("parent: %d ns of own time in the stretch of long calls, want %d", own, want)
+	}
+	fire(parent, 0, calls(10))
+	if over, want := p.stats.sum().over, over0-100*us+10*500; over != want {
+		t.Fatalf("over %d ns after a stretch of 10 calls, want %d", over, want)
+	}
+
+	// Another probe charged the stretch too: no bound.
 	q := newProbe(t, "q")
 	fire(q, 1*us, nil)
 	if !q.setState(q.State(), Sampled) {
 		t.Fatal("q not sampled")
 	}
 	before := p.stats.sum().over
-	fire(parent, 0, calls(63))
 	fire(parent, 0, func() {
 		calls(100)()
 		fire(q, 1*us, nil)
@@ -954,6 +979,7 @@ func TestOverchargedEstimateBound(t *testing.T) {
 	// A probe with a metered child is not bounded: its calls' own time
 	// lies in more than one stretch.
 	p.parent.Store(true)
+	before = p.stats.sum().over
 	fire(parent, 0, calls(100))
 	if over := p.stats.sum().over; over != before {
 		t.Fatalf("over %d ns with a metered child, want %d", over, before)

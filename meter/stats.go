@@ -41,15 +41,16 @@ type row struct {
 	max     int64 // ns, inclusive
 	sqTotal uint64
 	back    int64 // ns of own time given back: children that turned out untimed or disabled (judge.go)
-	over    int64 // ns its unmetered calls' estimates exceeded the stretches they ran in (overcharged)
+	over    int64 // ns its unmetered calls' estimates exceeded the stretches they ran in, below 0 where they fell short (overcharged; overFloor)
 	bare    int64 // ns of own time in its firings' bare stretches, each times its weight, below 0 where more metering was taken off them than they held (stretch.go); written atomically
-	_       [32]byte
+	bound   int64 // ns of own time in its firings' stretches that bound a sampled child's calls, each times its weight, below 0 where the calls' estimate exceeded them (overcharged)
+	_       [24]byte
 }
 
 // totals are what a reader takes from rows.
 type totals struct {
-	count, total, wsum, wtotal, wown, min, max, back, over, bare int64
-	sqTotal                                                      float64
+	count, total, wsum, wtotal, wown, min, max, back, over, bare, bound int64
+	sqTotal                                                             float64
 }
 
 func (s *stats) init() {
@@ -123,20 +124,28 @@ func (s *stats) addBack(ns int64) { atomic.AddInt64(&s.shared.back, ns) }
 // stretches only, which had two metered children at least. An atomic add
 // to the row of the running P, which no other P writes, or to the shared
 // row before the probe has a row per P.
-func (s *stats) addBare(ns int64) {
-	r := &s.shared
+func (s *stats) addBare(ns int64) { atomic.AddInt64(&s.localRow().bare, ns); procUnpin() }
+
+// addOver adds ns to what the probe's estimate charged the stretches that
+// bound its calls beyond their wall time, below 0 where it charged them
+// less (overcharged); the sum, where above 0, is taken off the probe's
+// inclusive and own times. addBound adds ns to the own time of the
+// probe's stretches that bound a sampled child's calls, times the
+// firing's weight; a sum below 0 is given back (bareFloor). Each is an
+// atomic add to the row of the running P, as addBare's.
+func (s *stats) addOver(ns int64) { atomic.AddInt64(&s.localRow().over, ns); procUnpin() }
+
+func (s *stats) addBound(ns int64) { atomic.AddInt64(&s.localRow().bound, ns); procUnpin() }
+
+// localRow pins the caller to its P and returns the P's row, or the
+// shared row before the probe has a row per P. The caller unpins.
+func (s *stats) localRow() *row {
 	pid := procPin()
 	if rs := s.perP.Load(); rs != nil && pid < len(*rs) {
-		r = &(*rs)[pid]
+		return &(*rs)[pid]
 	}
-	atomic.AddInt64(&r.bare, ns)
-	procUnpin()
+	return &s.shared
 }
-
-// addOver takes ns off the probe's inclusive and own times: what its
-// estimate charged stretches beyond their wall time (overcharged). An
-// atomic add to the shared row, once per stretch at most.
-func (s *stats) addOver(ns int64) { atomic.AddInt64(&s.shared.over, ns) }
 
 // read returns a consistent copy of r: the totals of whole writes only.
 func (r *row) read() totals {
@@ -155,6 +164,7 @@ func (r *row) read() totals {
 				back:    atomic.LoadInt64(&r.back),
 				over:    atomic.LoadInt64(&r.over),
 				bare:    atomic.LoadInt64(&r.bare),
+				bound:   atomic.LoadInt64(&r.bound),
 			}
 			if atomic.LoadUint64(&r.seq) == s {
 				return t
@@ -181,13 +191,16 @@ func (s *stats) sum() totals {
 			t.max = max(t.max, u.max)
 			t.sqTotal += u.sqTotal
 			t.back += u.back
+			t.over += u.over
 			t.bare += u.bare
+			t.bound += u.bound
 		}
 	}
 	if t.count == 0 {
 		t.min = 0
 	}
-	t.back += bareFloor(t.bare)
+	t.back += bareFloor(t.bare) + bareFloor(t.bound)
+	t.over = max(t.over, 0)
 	return t
 }
 
@@ -198,6 +211,14 @@ func (s *stats) sum() totals {
 // floor applies to the probe's whole sum, not to each firing's, so that a
 // firing's noise on either side of a right overhead cancels another's,
 // where a floor on each would keep the side above zero as own time.
+//
+// The stretches that bound a sampled child's calls (overcharged) are
+// floored the same way, on the probe's sum (bound), and so is what the
+// child's estimate charged them beyond their wall time (over, kept only
+// where its sum is above 0): a stretch that holds the child's short calls
+// is shorter than their estimate, one that holds its long calls longer,
+// and a floor on each would take the first off the child and leave the
+// second to the parent.
 func bareFloor(bare int64) int64 { return max(-bare, 0) }
 
 // trimmed returns wtotal and wown less what the estimates of a probe of

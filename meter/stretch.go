@@ -250,20 +250,22 @@ func (f *Frame) closeBetween(t int64, left, reason uint8, sys bool) {
 // A stretch that ran whole (its goroutine on its P throughout) bounds it:
 // the calls of a sampled probe that lie whole inside the stretch took no
 // more than the stretch's wall time. Where the unmetered calls of one
-// probe alone were charged to a stretch, at least minCharged of them, and
-// the stretch is shorter than they come to at the probe's estimate before
-// any such correction (Probe.rawMean), the difference is taken off the
-// probe's inclusive and own times (stats.addOver) and the stretch holds no
-// own time of its firing. The probe's estimate (ownMean) then follows. A
-// probe some of whose metered firings had a metered child is left out: its
-// calls' own time lies in more than one stretch. The bound holds whatever
-// the caller does; it binds where the caller does little besides the calls
-// (a loop around them), which is where the estimate's error shows.
-
-// minCharged is how many calls a stretch must hold for the bound: fewer,
-// and calls that happened to run short would take off what others, in
-// stretches that do not bind, leave on.
-const minCharged = 64
+// probe alone were charged to a stretch, what they come to at the probe's
+// estimate before any such correction (Probe.rawMean) less the stretch's
+// wall time is added up over the probe's stretches (stats.addOver), and
+// the stretch's own time (its wall time less the charge) over its
+// caller's (stats.addBound). Where the probe's sum is above 0, it is taken
+// off the probe's inclusive and own times, and where the caller's is below
+// 0, it is given back (bareFloor). The bound binds on the sums, not on
+// each stretch: a stretch may hold the probe's shorter calls and another
+// its longer ones (a sieve that strikes the multiples of 2, then of 3, …
+// calls a function whose first calls are the long ones), and a bound on
+// each would take the first off the probe and leave the second to its
+// caller. The probe's estimate (ownMean) then follows. A probe some of
+// whose metered firings had a metered child is left out: its calls' own
+// time lies in more than one stretch. The bound holds whatever the caller
+// does; it binds where the caller does little besides the calls (a loop
+// around them), which is where the estimate's error shows.
 
 // charge notes that p's unmetered firing charged f's current stretch
 // (begin's leaf does the same).
@@ -279,27 +281,28 @@ func (f *Frame) charge(p *Probe) {
 
 // overcharged returns the own time of f's stretch that ran whole, whose
 // own time d is its wall time less its charge, where one sampled probe's
-// unmetered calls were charged to it (f.charger): if those calls' charge
-// at the probe's uncorrected estimate exceeds what the stretch left them,
-// the excess is taken off the probe's times.
+// unmetered calls were charged to it (f.charger), and adds what those
+// calls' charge at the probe's uncorrected estimate exceeds the stretch's
+// wall time by (below 0 where it falls short) to the probe's sum, and d to
+// the caller's.
 //
 //go:noinline
 func (f *Frame) overcharged(d int64) int64 {
 	p := *(**Probe)(unsafe.Pointer(&f.charger))
 	charge, mean, raw := p.charge.Load(), p.ownMean.Load(), p.rawMean.Load()
 	c := f.child - max(f.base, 0) // the calls' charge
-	if p.parent.Load() || charge <= 0 || c < minCharged*charge {
+	if p.parent.Load() || charge <= 0 || c < charge {
 		return d
 	}
 	n := float64(c) / float64(charge)
 	room := d + c - int64(n*float64(charge-mean)) // the stretch's wall time less its metering, the calls' own
 	est := int64(n * float64(raw))
-	if est <= room {
-		return d
+	if est > room {
+		overcharges.Add(1)
 	}
-	p.stats.addOver(est - max(room, 0))
-	overcharges.Add(1)
-	return min(room, 0)
+	p.stats.addOver(est - room)
+	f.probe.stats.addBound(d * int64(f.weight))
+	return d
 }
 
 // overcharges counts stretches whose bound took time off a sampled probe.
