@@ -127,9 +127,10 @@ func trimmedMean(v []int64) int64 {
 //
 // The outer overhead is the difference between two empty firings in a row
 // and one, each between two clock reads, so that what the reads themselves
-// add cancels out; the inner is the empty firing's own measurement. A
-// first firing, not measured, brings the private probe's statistics into
-// the cache, where those of the probes that fire most are.
+// add cancels out; the inner is the empty firing's own measurement. Two
+// first firings, not measured, bring the private probe's statistics into
+// the cache, where those of the probes that fire most are, and make the
+// measurement five firings (see below).
 //
 // A forced firing is measured where forced firings run: inside the
 // firing that forces them, the parent of the forced firing that just
@@ -145,7 +146,16 @@ func measureOverhead(k int) {
 			defer calib[pathSelected].End(&f)
 		}
 	}
-	if c.empty() < 0 { // warms what the private probe touches: a hot probe's rows are in cache
+	// Two firings warm what the private probe touches (a hot probe's rows
+	// are in cache), so that a measurement is five firings: one selected
+	// firing in ownMeanEvery (16) refreshes its probe's mean, and in
+	// measurements of four firings that refresh would fall on the same one
+	// of the four every time, the same for as long as the goroutine stays on
+	// its P (the count is its P's row's). Where that is the last, every
+	// fourth measurement is short by the refresh, and the trimmed mean of a
+	// ring of them can come out below the inner overhead. Five firings move
+	// it from one to the next.
+	if c.empty() < 0 || c.empty() < 0 {
 		return
 	}
 	t1 := now()

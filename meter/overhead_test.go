@@ -147,6 +147,35 @@ func TestOverheadMeasuredOnRealClock(t *testing.T) {
 	}
 }
 
+// A measurement of a path's overhead makes a number of firings of the
+// path's private probe that shares no factor with ownMeanEvery: one
+// selected firing in ownMeanEvery refreshes its probe's mean, and in
+// measurements of four firings the refresh would fall on the same firing
+// of each, the last one for as long as the goroutine stays on its P, and
+// every fourth measurement would be short by it.
+func TestOverheadMeasurementsMeetRefreshesEverywhere(t *testing.T) {
+	if !Supported {
+		t.Skip("no engine on this platform")
+	}
+	h := hotspot.Default()
+	Configure(Chain{Enabled: true, Hotspot: &h})
+	t.Cleanup(func() { Configure(Chain{Enabled: true, Clock: clock.NewManual()}) })
+	c := calib[pathSelected]
+	before, measured := c.Calls(), overhead[pathSelected].next.Load()
+	measureOverhead(pathSelected)
+	if n := overhead[pathSelected].next.Load() - measured; n != 1 {
+		t.Fatalf("%d measurements recorded, want 1", n)
+	}
+	n := c.Calls() - before
+	a, b := n, int64(ownMeanEvery)
+	for b != 0 {
+		a, b = b, a%b
+	}
+	if a != 1 {
+		t.Errorf("a measurement makes %d firings, which share the factor %d with ownMeanEvery (%d)", n, a, ownMeanEvery)
+	}
+}
+
 // The calibration's empty firing ends through End, the path generated
 // code takes, and reads its clock difference from the ended frame: the
 // frame's last stretch begins at End's clock read.
