@@ -41,7 +41,7 @@ type row struct {
 	max     int64 // ns, inclusive
 	sqTotal uint64
 	back    int64 // ns of own time given back: children that turned out untimed or disabled (judge.go)
-	over    int64 // ns its unmetered calls' estimates exceeded the stretches they ran in, below 0 where they fell short (overcharged; overFloor)
+	over    int64 // ns its unmetered calls' estimates exceeded the stretches they ran in, below 0 where they fell short (overcharged); taken off where the sum is above 0 (sum)
 	bare    int64 // ns of own time in its firings' bare stretches, each times its weight, below 0 where more metering was taken off them than they held (stretch.go); written atomically
 	bound   int64 // ns of own time in its firings' stretches that bound a sampled child's calls, each times its weight, below 0 where the calls' estimate exceeded them (overcharged)
 	_       [24]byte
@@ -129,12 +129,14 @@ func (s *stats) addBare(ns int64) { atomic.AddInt64(&s.localRow().bare, ns); pro
 // addOver adds ns to what the probe's estimate charged the stretches that
 // bound its calls beyond their wall time, below 0 where it charged them
 // less (overcharged); the sum, where above 0, is taken off the probe's
-// inclusive and own times. addBound adds ns to the own time of the
-// probe's stretches that bound a sampled child's calls, times the
-// firing's weight; a sum below 0 is given back (bareFloor). Each is an
-// atomic add to the row of the running P, as addBare's.
+// inclusive and own times. An atomic add to the row of the running P, as
+// addBare's.
 func (s *stats) addOver(ns int64) { atomic.AddInt64(&s.localRow().over, ns); procUnpin() }
 
+// addBound adds ns to the own time of the probe's stretches that bound a
+// sampled child's calls (overcharged), times the firing's weight; a sum
+// below 0 is given back (bareFloor). An atomic add to the row of the
+// running P, as addBare's.
 func (s *stats) addBound(ns int64) { atomic.AddInt64(&s.localRow().bound, ns); procUnpin() }
 
 // localRow pins the caller to its P and returns the P's row, or the
