@@ -152,9 +152,8 @@ func measureOverhead(k int) {
 	// measurements of four firings that refresh would fall on the same one
 	// of the four every time, the same for as long as the goroutine stays on
 	// its P (the count is its P's row's). Where that is the last, every
-	// fourth measurement is short by the refresh, and the trimmed mean of a
-	// ring of them can come out below the inner overhead. Five firings move
-	// it from one to the next.
+	// fourth measurement is short by the refresh, and so is the trimmed mean
+	// of a ring of them. Five firings move it from one to the next.
 	for range 2 {
 		if c.empty() < 0 {
 			return

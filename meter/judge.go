@@ -342,7 +342,8 @@ func givenBack(p *Probe) int64 {
 // whose calls grow longer later (a lock that comes under contention, a
 // table that grows, a phase of the program) would stay untimed, its time
 // in its callers', though its calls are long enough to time. So at each of
-// its checkpoints (every checkpointEvery calls on a P, stretch.go) one
+// its checkpoints (every checkpointEvery calls on a P, stretch.go; denseGap
+// for its first: nextCheckpoint) one
 // call of an untimed probe is metered again, its time given to its
 // parent as any untimed call's is; every recheckEvery of them, their mean
 // own time is compared with the untimed limit, and a probe whose rechecked

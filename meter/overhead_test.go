@@ -94,16 +94,23 @@ func TestOverheadTrimmedMeans(t *testing.T) {
 	}
 }
 
-// On the real clock, wiring the chain measures the overheads, and the
-// measurements in the run go on: on private probes that no model shows
-// and no rule judges.
-func TestOverheadMeasuredOnRealClock(t *testing.T) {
+// wireRealClock wires the chain at default properties on the process's
+// clock, and back on a manual clock when t ends.
+func wireRealClock(t *testing.T) {
+	t.Helper()
 	if !Supported {
 		t.Skip("no engine on this platform")
 	}
 	h := hotspot.Default()
 	Configure(Chain{Enabled: true, Hotspot: &h})
 	t.Cleanup(func() { Configure(Chain{Enabled: true, Clock: clock.NewManual()}) })
+}
+
+// On the real clock, wiring the chain measures the overheads, and the
+// measurements in the run go on: on private probes that no model shows
+// and no rule judges.
+func TestOverheadMeasuredOnRealClock(t *testing.T) {
+	wireRealClock(t)
 	in, out := overhead[pathMeter].inner.Load(), overhead[pathMeter].outer.Load()
 	if in <= 0 || out < in {
 		t.Fatalf("after wiring: inner %d outer %d ns, want 0 < inner ≤ outer", in, out)
@@ -154,12 +161,7 @@ func TestOverheadMeasuredOnRealClock(t *testing.T) {
 // of each, the last one for as long as the goroutine stays on its P, and
 // every fourth measurement would be short by it.
 func TestOverheadMeasurementsMeetRefreshesEverywhere(t *testing.T) {
-	if !Supported {
-		t.Skip("no engine on this platform")
-	}
-	h := hotspot.Default()
-	Configure(Chain{Enabled: true, Hotspot: &h})
-	t.Cleanup(func() { Configure(Chain{Enabled: true, Clock: clock.NewManual()}) })
+	wireRealClock(t)
 	c := calib[pathSelected]
 	before, measured := c.Calls(), overhead[pathSelected].next.Load()
 	measureOverhead(pathSelected)

@@ -74,7 +74,7 @@ type Snapshot struct {
 	WaitsSeen        bool        // the engine tells waits from work (wait.go); false: own time holds waits
 	Sampler          int64       // ns, the sampler's mean interval (sampler_linux.go); 0: no sampler
 	Interrupted      int64       // selected firings suspect of a pause: their own time over the threshold and 64 times their probe's mean (end.go, interrupted)
-	Overcharged      int64       // stretches shorter than the estimate of the sampled probe's calls in them, the excess taken off the probe (stretch.go)
+	Overcharged      int64       // stretches shorter than the estimate of the sampled probe's calls in them; the excess, summed over the probe's, taken off it (stretch.go)
 	Dropped          int64       // spans the export path dropped
 	UntimedLimit     int64       // ns of own time per call under which a cold probe is untimed
 	Overheads        [3][2]int64 // ns, inner and outer overhead of a metered firing: [0] of a metered probe, [1] of a selected one, [2] of a forced one (calibrate.go)

@@ -214,13 +214,8 @@ func (s *stats) sum() totals {
 // firing's noise on either side of a right overhead cancels another's,
 // where a floor on each would keep the side above zero as own time.
 //
-// The stretches that bound a sampled child's calls (overcharged) are
-// floored the same way, on the probe's sum (bound), and so is what the
-// child's estimate charged them beyond their wall time (over, kept only
-// where its sum is above 0): a stretch that holds the child's short calls
-// is shorter than their estimate, one that holds its long calls longer,
-// and a floor on each would take the first off the child and leave the
-// second to the parent.
+// The own time of the stretches that bound a sampled child's calls is
+// floored the same way, on the probe's sum (bound): overcharged says why.
 func bareFloor(bare int64) int64 { return max(-bare, 0) }
 
 // trimmed returns wtotal and wown less what the estimates of a probe of

@@ -305,7 +305,8 @@ func (f *Frame) overcharged(d int64) int64 {
 	return d
 }
 
-// overcharges counts stretches whose bound took time off a sampled probe.
+// overcharges counts the stretches that the estimate of the sampled probe's
+// calls in them exceeded (the bound binds on the sums: overcharged).
 var overcharges atomic.Int64
 
 // descheduled charges f a stretch ending at tick t in which its goroutine
@@ -453,7 +454,8 @@ func (e *engineState) waited(reason uint8) bool {
 // can only be charged from estimates (closeStretch): with more busy
 // goroutines than Ps, a CPU-bound loop of seconds holds a hundred waits
 // in the run queue. So every checkpointEvery firings of an untimed probe
-// on a P (a countdown in its slot there, begin's leaf decrements it), the
+// on a P (denseGap for its first rechecks, nextCheckpoint; a countdown in
+// its slot there, begin's leaf decrements it), the
 // innermost metered firing on the goroutine ends its stretch and begins
 // the next: its stretches stay short, those taken off their P are a few
 // among many, and its own time is measured, not estimated. A checkpoint
