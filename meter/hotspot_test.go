@@ -696,6 +696,60 @@ func TestParentRepricedWhenTheMeanMoves(t *testing.T) {
 	}
 }
 
+// A sampled probe whose calls cost more under one caller than under
+// another: its unmetered calls charge both callers at its one mean, and
+// repricing brings each caller's charge to what its selected calls under
+// that caller say its calls there took. Here a hundred calls of 1 µs
+// under a and one of 100 µs under b: at the mean (about 2 µs), b would
+// keep 98 µs of each call as its own, and a be charged twice its calls.
+func TestParentRepricedPerCaller(t *testing.T) {
+	var r uint64
+	h := hot()
+	h.Sample, h.Cost, h.SampleShare = 8, 0.02, 0.01
+	wire(t, Chain{Hotspot: h, ClockCost: 50, Rand: func() uint64 { r++; return 7 + r%2 }})
+	setOverhead(pathMeter, 0, 100) // over 2% of the leaf's short calls: sampled
+	a, b, leaf := newProbe(t, "a"), newProbe(t, "b"), newProbe(t, "leaf")
+	run := func(rounds int) {
+		for range rounds {
+			fire(a, 10*us, func() {
+				for range 100 {
+					fire(leaf, 1*us, nil)
+				}
+			})
+			fire(b, 10*us, func() { fire(leaf, 100*us, nil) })
+		}
+	}
+	run(20)
+	if s := leaf.State(); s != Sampled {
+		t.Fatalf("leaf: state %d, want sampled", s)
+	}
+	run(3000)
+	ar, br, lr := a.row(), b.row(), leaf.row()
+	if ar.Count != 3020 || br.Count != 3020 || lr.Count != 3020*101 {
+		t.Fatalf("counts %d, %d and %d, want 3020, 3020 and %d", ar.Count, br.Count, lr.Count, 3020*101)
+	}
+	own, leafOwn := int64(3020*10*us), int64(3020*200*us)
+	if lr.InherentTotal < leafOwn-leafOwn/20 || lr.InherentTotal > leafOwn+leafOwn/20 {
+		t.Errorf("leaf: own %d ns, want %d within 5%%", lr.InherentTotal, leafOwn)
+	}
+	// Each caller's own time is its own, within 2.5% of the leaf's time
+	// under it (300 ms, a quarter of the caller's own): repricing splits
+	// the leaf's estimate by its selected calls under each caller, about
+	// 400 under b, whose calls the goroutine's moves between Ps select
+	// now more, now less. Priced at the leaf's mean, b kept 290 ms.
+	for _, c := range []struct {
+		name string
+		own  int64
+	}{{"a", ar.InherentTotal}, {"b", br.InherentTotal}} {
+		if tol := leafOwn / 2 / 40; c.own < own-tol || c.own > own+tol {
+			t.Errorf("%s: own %d ns, want %d within %d", c.name, c.own, own, tol)
+		}
+	}
+	if sum, wall := ar.InherentTotal+br.InherentTotal+lr.InherentTotal, 2*own+leafOwn; sum < wall-wall/100 || sum > wall+wall/100 {
+		t.Errorf("own times add up to %d ns, want the %d of the callers' firings", sum, wall)
+	}
+}
+
 // wireRechecks wires hotspot with sampling (one call in 7 or 8 selected),
 // an untimed limit of 200 ns, and returns a parent probe past the firings
 // that force their children (forcesFirst), metered at every call.

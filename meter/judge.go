@@ -271,10 +271,30 @@ type parentTable struct {
 type parentEntry struct {
 	parent atomic.Pointer[Probe]
 	n      atomic.Int64
+	own    atomic.Int64 // Probe.callers only
 }
 
 // add adds n to parent's number; false if the table has no room.
 func (w *parentTable) add(parent *Probe, n int64) bool {
+	e := w.entry(parent)
+	if e == nil {
+		return false
+	}
+	e.n.Add(n)
+	return true
+}
+
+// addOwn adds n to parent's number and own to its own time.
+func (w *parentTable) addOwn(parent *Probe, n, own int64) {
+	if e := w.entry(parent); e != nil {
+		e.n.Add(n)
+		e.own.Add(own)
+	}
+}
+
+// entry returns parent's entry, taking a free one for it; nil if the
+// table has no room.
+func (w *parentTable) entry(parent *Probe) *parentEntry {
 	for i := range w.to {
 		e := &w.to[i]
 		q := e.parent.Load()
@@ -284,11 +304,10 @@ func (w *parentTable) add(parent *Probe, n int64) bool {
 			q = e.parent.Load()
 		}
 		if q == parent {
-			e.n.Add(n)
-			return true
+			return e
 		}
 	}
-	return false
+	return nil
 }
 
 // settle ends the probe's stay in Enabled: the charges its warm table

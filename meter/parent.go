@@ -22,8 +22,8 @@ import (
 // time and its metering are taken off; what the sampled firing's own timed children took is in
 // stretches of its own, charged the same way. The estimate is exact in
 // total over a sampled probe's calls; where its calls cost more under one
-// caller than under another, that caller's share is estimated from the
-// probe's mean.
+// caller than under another, repricing (reprice) moves the charges from
+// one caller to the other as its selected calls under each say.
 //
 // Some firings force their timed children (Frame.forces): a sampled
 // probe's selected firing, and the first firings of a probe metered at
@@ -84,31 +84,43 @@ func (p *Probe) refreshOwnMean() {
 	p.pricing.Unlock()
 }
 
-// What a sampled probe's unmetered calls charged their parents, as last
-// repriced (reprice), under Probe.pricing.
+// What a sampled probe's unmetered calls charged their parents, under
+// Probe.pricing.
 type pricing struct {
 	sync.Mutex
-	charged float64 // ns, for the calls below
-	calls   int64   // unmetered calls
+	charged float64                        // ns: what its unmetered calls charged as they ran, each at the mean that stood
+	calls   int64                          // those calls
+	fixed   [len(parentTable{}.to)]float64 // ns: what repricing took off each parent of Probe.callers so far, index for index
 }
 
-// reprice brings what p's unmetered calls charged their timed parents to
-// what its selected firings say those calls took; metered is its metered
-// firings, off what pendingOff takes off its own time.
+// reprice brings what p's unmetered calls charged each of their timed
+// parents to what its selected firings under that parent say those calls
+// took; metered is its metered firings, off what pendingOff takes off its
+// own time.
 //
 // Each unmetered call charged the stretch it ran in with the probe's mean
 // own time as it stood (Probe.ownMean). A function whose long calls are
 // rare (a buffered writer's flush) shows a low mean until its selected
 // firings meet a few of them and they are found to be its work, and one
 // whose calls grow longer shows the mean of its past: its callers kept the
-// difference as their own time. The selected firings are a uniform sample
-// of the calls that were not metered: their mean own time, each standing
-// for its weight, times those calls is what the calls took, as the probe's
-// row counts it. The difference from what was charged is taken off (or
-// given back to) its timed parents' own time, shared as its selected
-// firings were among them (Probe.callers); calls with no timed parent, or
-// under one the table had no room for, charged nobody and are not
-// repriced.
+// difference as their own time. And one mean is the wrong price for a
+// function whose calls cost more under one caller than under another (a
+// digest of short blocks from one, of long ones from another): the caller
+// of the long calls kept most of their time, and the other was charged
+// more than its calls took.
+//
+// The selected firings are a uniform sample of the calls that were not
+// metered, and each notes its nearest timed parent (Probe.callers): the
+// calls under a parent are its selected firings' weights there, and what
+// those calls took is their own times, each times its weight. So each
+// parent's part of what all the unmetered calls took (their number times
+// the selected firings' mean own time, as the probe's row counts it) is
+// its selected firings' share of the selected firings' own time, and what
+// it was charged is its share of the calls times what they were charged.
+// The difference from what earlier repricings took off it is taken off
+// (or given back to) its own time. Calls with no timed parent, or under one
+// the table had no room for, charged their stretches at the mean and are
+// not repriced.
 func (p *Probe) reprice(metered int64, off float64) {
 	w := p.selectedW.Load()
 	calls := p.Calls() - metered
@@ -116,22 +128,50 @@ func (p *Probe) reprice(metered int64, off float64) {
 		return
 	}
 	pr := &p.pricing
-	charged := pr.charged + float64(calls-pr.calls)*float64(p.ownMean.Load())
-	if w <= 0 { // no selected firing yet: what was charged, at the mean that stood
-		pr.charged, pr.calls = charged, calls
+	pr.charged += float64(calls-pr.calls) * float64(p.ownMean.Load())
+	pr.calls = calls
+	if w <= 0 { // no selected firing yet: what was charged stands
 		return
 	}
-	owed := max(float64(p.selectedOwn.Load()+bareFloor(p.selectedBare.Load()))-off, 0) / float64(w) * float64(calls)
-	pr.charged, pr.calls = owed, calls
-	per := (owed - charged) / float64(w)
+	sel := float64(p.selectedOwn.Load())
+	owed := max(sel+float64(bareFloor(p.selectedBare.Load()))-off, 0) / float64(w) * float64(calls)
 	for i := range p.callers.to {
 		e := &p.callers.to[i]
-		if q := e.parent.Load(); q != nil {
-			if n := e.n.Load(); n > 0 {
-				q.stats.addBack(-int64(per * float64(n)))
-			}
+		q, n := e.parent.Load(), e.n.Load()
+		if q == nil || n <= 0 {
+			continue
+		}
+		share := float64(n) / float64(w)
+		part := share
+		if sel > 0 {
+			part = float64(max(e.own.Load(), 0)) / sel
+		}
+		d := int64(owed*part - pr.charged*share - pr.fixed[i])
+		if d != 0 {
+			pr.fixed[i] += float64(d)
+			q.stats.addBack(-d)
 		}
 	}
+}
+
+// callerRatio returns how p's calls under parent q compare with all its
+// calls: the mean own time of its selected firings under q over that of
+// all of them; 1 where q has none, or p none yet.
+func (p *Probe) callerRatio(q *Probe) float64 {
+	w, sel := p.selectedW.Load(), p.selectedOwn.Load()
+	if w <= 0 || sel <= 0 {
+		return 1
+	}
+	for i := range p.callers.to {
+		e := &p.callers.to[i]
+		if e.parent.Load() == q {
+			if n := e.n.Load(); n > 0 {
+				return float64(max(e.own.Load(), 0)) / float64(n) * float64(w) / float64(sel)
+			}
+			break
+		}
+	}
+	return 1
 }
 
 // noteSelected records p's selected firing of own ns, bare of them in
@@ -147,6 +187,6 @@ func (p *Probe) noteSelected(pf *Frame, own int64, w int32, bare int64) {
 		p.selectedBare.Add(bare * int64(w))
 	}
 	if pf != nil && pf.probe != p {
-		p.callers.add(pf.probe, int64(w))
+		p.callers.addOwn(pf.probe, int64(w), own*int64(w))
 	}
 }

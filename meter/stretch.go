@@ -251,10 +251,11 @@ func (f *Frame) closeBetween(t int64, left, reason uint8, sys bool) {
 // the calls of a sampled probe that lie whole inside the stretch took no
 // more than the stretch's wall time. Where the unmetered calls of one
 // probe alone were charged to a stretch, what they come to at the probe's
-// estimate before any such correction (Probe.rawMean) less the stretch's
-// wall time is added up over the probe's stretches (stats.addOver), and
-// the stretch's own time (its wall time less the charge) over its
-// caller's (stats.addBound). Where the probe's sum is above 0, it is taken
+// estimate before any such correction (Probe.rawMean), priced for the
+// stretch's caller (Probe.callerRatio), less the stretch's wall time is
+// added up over the probe's stretches (stats.addOver), and the stretch's
+// own time as repricing leaves it (its wall time less the calls at that
+// price) over its caller's (stats.addBound). Where the probe's sum is above 0, it is taken
 // off the probe's inclusive and own times, and where the caller's is below
 // 0, it is given back (bareFloor). The bound binds on the sums, not on
 // each stretch: a stretch may hold the probe's shorter calls and another
@@ -296,12 +297,13 @@ func (f *Frame) overcharged(d int64) int64 {
 	}
 	n := float64(c) / float64(charge)
 	room := d + c - int64(n*float64(charge-mean)) // the stretch's wall time less its metering, the calls' own
-	est := int64(n * float64(raw))
+	r := p.callerRatio(f.probe)                   // what its calls cost under this caller, against its mean (reprice)
+	est := int64(n * float64(raw) * r)
 	if est > room {
 		overcharges.Add(1)
 	}
 	p.stats.addOver(est - room)
-	f.probe.stats.addBound(d * int64(f.weight))
+	f.probe.stats.addBound((d + int64(n*float64(mean)*(1-r))) * int64(f.weight)) // its own as repricing leaves it
 	return d
 }
 
