@@ -864,6 +864,57 @@ func TestUntimedProbeRecheckedDenselyAtFirst(t *testing.T) {
 	}
 }
 
+// One long rechecked call (its goroutine taken off its P in it, which the
+// sampler's look at that moment charges a whole interval) does not make an
+// untimed probe sampled: a rechecked call counts at recheckCap untimed
+// limits at most. Two calls in eight at a few times the limit do.
+func TestUntimedProbeNotSampledForOneLongRecheck(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		long    int64 // ns of the long rechecked calls
+		every   int32 // which rechecks are long: one in every
+		sampled bool
+	}{
+		{"one call of 5 ms", 5_000_000, 1 << 30, false},
+		{"a quarter of the calls at 5 limits", 1000, 4, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			parent := wireRechecks(t)
+			leaf := newProbe(t, "leaf")
+			for range 40 {
+				fire(parent, 10*us, func() {
+					for range 50 {
+						fire(leaf, 50, nil)
+					}
+				})
+			}
+			if s := leaf.State(); s != Untimed {
+				t.Fatalf("state %d after its first calls, want untimed", s)
+			}
+			n := int32(0) // rechecks made here
+			for leaf.rechecked.Load() < 4*recheckEvery && leaf.State() == Untimed {
+				fire(parent, 10*us, func() {
+					for range 50 {
+						f := leaf.Begin()
+						cost := int64(50)
+						if fr := f.frame(); fr != nil && fr != firstEnd && fr.how == meterRecheck {
+							if n%c.every == 0 {
+								cost = c.long
+							}
+							n++
+						}
+						clk.Advance(cost)
+						leaf.End(&f)
+					}
+				})
+			}
+			if s := leaf.State(); (s == Sampled) != c.sampled {
+				t.Fatalf("state %d after %d rechecks, want sampled %v", s, leaf.rechecked.Load(), c.sampled)
+			}
+		})
+	}
+}
+
 // A recursive untimed probe is not rechecked: a rechecked call's own time
 // would hold every call nested in it, untimed, and a call high in the
 // recursion is long though each call is short. Here each call is 20 ns of

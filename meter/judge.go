@@ -383,9 +383,19 @@ func givenBack(p *Probe) int64 {
 
 // recheckEvery is how many rechecked calls of an untimed probe are judged
 // together; maxRechecks how many it is rechecked in all.
+//
+// recheckCap bounds what one rechecked call adds to the mean, in untimed
+// limits. A rechecked call of a 2 ns function that its goroutine was taken
+// off its P in (a preemption, the collector's stop) holds what the sampler
+// saw it run in that stretch, a whole interval of the sampler's (ms) one
+// time in many, the unbiased estimate of a stretch that nothing else
+// tells: alone among eight, it would make the function sampled for good.
+// At four limits, one such call in eight leaves the mean at half the
+// limit; a quarter of the calls that long is what it takes.
 const (
 	recheckEvery = 8
 	maxRechecks  = 4096
+	recheckCap   = 4
 )
 
 // checkpointed makes the checkpoint of an untimed probe's firing whose
@@ -433,9 +443,10 @@ const (
 )
 
 // recheck notes a rechecked call of p, of own ns of its own, and samples
-// p once its rechecked calls take the untimed limit or more on average.
+// p once its rechecked calls take the untimed limit or more on average,
+// each counted at recheckCap times the limit at most.
 func (p *Probe) recheck(own int64) {
-	sum := p.recheckOwn.Add(max(own, 0))
+	sum := p.recheckOwn.Add(min(max(own, 0), recheckCap*UntimedLimit()))
 	n := p.rechecked.Add(1)
 	if n%recheckEvery == 0 && sum/int64(n) >= UntimedLimit() {
 		p.setState(Untimed, Sampled)
