@@ -750,6 +750,47 @@ func TestParentRepricedPerCaller(t *testing.T) {
 	}
 }
 
+// A function whose own time is under the untimed limit and that recurses,
+// here through two others (a parser's expression, term and factor), is
+// untimed however long its calls are inclusive: that time is its own
+// calls', nested. One that does as little but wraps a long callee (a
+// middleware closure around a handler) stays timed.
+func TestRecursionThroughOthersIsUntimed(t *testing.T) {
+	parent := wireRechecks(t)    // untimed limit 200 ns, untimedReach × 200 = 2 µs
+	setOverhead(pathMeter, 0, 0) // the manual clock does not advance in the engine
+	x, y, z := newProbe(t, "x"), newProbe(t, "y"), newProbe(t, "z")
+	var descend func(depth int)
+	descend = func(depth int) {
+		fire(x, 40, func() {
+			fire(y, 40, func() {
+				fire(z, 40, func() {
+					if depth > 0 {
+						descend(depth - 1)
+					}
+				})
+			})
+		})
+	}
+	wrap, handler := newProbe(t, "wrap"), newProbe(t, "handler")
+	for range 3 {
+		fire(parent, 10*us, func() { descend(100) }) // calls of 6 µs inclusive at the top, 3 µs on average
+		for range 100 {
+			fire(wrap, 40, func() { fire(handler, 5*us, nil) })
+		}
+	}
+	for _, p := range []*Probe{x, y, z} {
+		if s := p.State(); s != Untimed {
+			t.Errorf("%s: state %d, want untimed", p.Name(), s)
+		}
+		if n := p.Calls(); n != 303 {
+			t.Errorf("%s: %d calls, want 303", p.Name(), n)
+		}
+	}
+	if s := wrap.State(); s == Untimed || s == Enabled {
+		t.Errorf("wrap: state %d, want judged and timed", s)
+	}
+}
+
 // wireRechecks wires hotspot with sampling (one call in 7 or 8 selected),
 // an untimed limit of 200 ns, and returns a parent probe past the firings
 // that force their children (forcesFirst), metered at every call.

@@ -80,8 +80,8 @@ func judge(p *Probe, spot bool, incl, inh, n, t int64) (slow int64) {
 //     sixth of the program (an HTTP client's call);
 //   - its calls are too short to time, their inclusive time below the
 //     untimed limit (their own time the more so), or their own time below
-//     it and their inclusive time within untimedReach times it: untimed,
-//     counted;
+//     it and their inclusive time within untimedReach times it, or their
+//     own time below it and p recursive (untimedBy): untimed, counted;
 //   - metering it costs at most Cost of the time its calls hold their
 //     goroutine (own time and waits): metered at every firing (no label);
 //   - else sampled.
@@ -126,7 +126,7 @@ func decide(p *Probe, t int64) {
 		to = DisabledHotspot
 	case engine.gated:
 		to = Timed
-	case untimedBy(typical, ownAvg):
+	case untimedBy(typical, ownAvg, p.nested.Load()):
 		if hinges(p, inclAvg, ownAvg) {
 			p.deficit.Store(0) // another Initial firings metered, then judged again
 			return
@@ -162,10 +162,22 @@ func decide(p *Probe, t int64) {
 const untimedReach = 10
 
 // untimedBy reports whether calls of inclAvg ns inclusive and ownAvg ns of
-// own time each are too short to time, by the untimed limit.
-func untimedBy(inclAvg, ownAvg int64) bool {
+// own time each are too short to time, by the untimed limit, for a
+// function that recurses or not.
+//
+// A recursive function's inclusive time holds its own calls nested in it:
+// a parser whose expression, term and factor call one another tens of
+// levels deep, each of a few tens of ns of its own, has calls of µs
+// inclusive, nearly all of it the three functions' own short calls. Timed,
+// each call's own time is what is left of a stretch once its metered
+// children's estimated overheads are taken off, a clock's error per child;
+// sampled, each unmetered call charges its caller an estimate as long as
+// the call. So a recursive function whose own time is under the limit is
+// untimed however long its inclusive time: its time is that of the nearest
+// timed caller, which the recursion's entry is.
+func untimedBy(inclAvg, ownAvg int64, recurses bool) bool {
 	l := UntimedLimit()
-	return inclAvg < l || ownAvg < l && inclAvg < untimedReach*l
+	return inclAvg < l || ownAvg < l && (inclAvg < untimedReach*l || recurses)
 }
 
 // shortJudgeAt is how many metered firings of a probe one P's statistics
@@ -197,7 +209,7 @@ func (p *Probe) judgeShort() {
 	n := max(sum.wsum, 1)
 	v := uint32(shortNo)
 	own := max(sum.wown+sum.back+givenBack(p), 0) / n
-	if untimedBy(min(sum.wtotal/n, sum.typical()), own) {
+	if untimedBy(min(sum.wtotal/n, sum.typical()), own, p.nested.Load()) {
 		if hinges(p, sum.wtotal/n, own) {
 			return // judged again after as many firings more (end.go)
 		}
@@ -228,7 +240,7 @@ const maxHinges = 8
 // on several of its long calls no longer hinges on one. After maxHinges
 // waits, the verdict leaves the longest out.
 func hinges(p *Probe, inclAvg, ownAvg int64) bool {
-	if untimedBy(inclAvg, ownAvg) || p.hinged.Load() >= maxHinges {
+	if untimedBy(inclAvg, ownAvg, p.nested.Load()) || p.hinged.Load() >= maxHinges {
 		return false
 	}
 	p.hinged.Add(1)

@@ -43,7 +43,10 @@ var sampledProbes atomic.Int32
 // it in its frame instead (Frame.kept), as its own should the verdict
 // come before it ends, and passes it on with its own when it ends. The
 // engine's own probes (calibrate.go) do the same work, so that what they
-// measure is what a firing costs.
+// measure is what a firing costs. A firing of p with another of p's
+// metered further up its goroutine (a recursion through other functions:
+// a parser's expression, term and factor) marks p as recursive too
+// (Probe.nested), as one directly inside its own does.
 func keepCharge(p *Probe, pf *Frame, own int64) {
 	judged := engine.hotspot != nil && p.State() == Enabled || engine.untimed != nil && p.short.Load() == shortUnknown
 	switch {
@@ -54,9 +57,28 @@ func keepCharge(p *Probe, pf *Frame, own int64) {
 			p.nested.Store(true)
 		}
 	default:
+		if !p.nested.Load() && !p.internal && pf.recursesTo(p) {
+			p.nested.Store(true)
+		}
 		p.warm.add(pf.probe, max(own, 0)*int64(pf.weight)) // with no room in p's table, the charge stands
 	}
 }
+
+// recursesTo reports whether a firing of p is metered among f's nearest
+// recurseScan ancestors on its goroutine.
+func (f *Frame) recursesTo(p *Probe) bool {
+	for i := f.index - 1; i >= max(f.index-recurseScan, 0); i-- {
+		if f.g.frames[i].probe == p {
+			return true
+		}
+	}
+	return false
+}
+
+// recurseScan bounds how far up its goroutine's metered firings
+// recursesTo looks: only firings of probes not judged yet pay for the
+// look, their first thousand or so.
+const recurseScan = 64
 
 // ownMeanEvery is how many selected firings of a sampled probe pass
 // between two refreshes of its mean own time.

@@ -82,32 +82,48 @@ var MeteringFrames = regexp.MustCompile(`^github\.com/meterio/meter/(meter|probe
 // CountingFrames matches the frames a firing that is only counted runs:
 // begin's assembly leaf, the engine's End finding nothing to end (at the
 // exits that call it whatever the firing), and the probe calls inlined
-// around them. The model's inherent times keep what counting costs (the
-// engine subtracts only what metering a firing costs), so a sample in
-// those frames alone is the program's: it stays, charged to the function
-// whose firing it counts. A metered firing's end runs in end, which is
-// metering.
+// around them. The model's inherent times keep what counting an untimed
+// or disabled probe's firing costs (the engine subtracts only what
+// metering a firing costs), so a sample in those frames alone, in the
+// firing of such a probe, is the program's: it stays, charged to the
+// function whose firing it counts. In the firing of a timed probe the
+// same frames are metering: the engine takes them off with the rest of
+// the firing's overhead (the inner overhead of a metered firing, the
+// unmetered cost in a sampled probe's charge). A metered firing's end
+// runs in end, which is metering.
 var CountingFrames = regexp.MustCompile(`^github\.com/meterio/meter/(meter\.begin(\.abi0)?|meter\.\(\*Probe\)\.(Begin|End)|probe\.\(\*Probe\)\.(On|Begin|End))$`)
 
 // WithoutMetering returns prof without the samples that have a frame
-// matching frames (but those of CountingFrames), and the CPU time, in ns,
-// of those it left out. The model's inherent times leave out the cost of
-// measuring (the engine subtracts its own overhead), so the profile it is
-// compared with must leave it out too: with every firing metered it is
-// most of the profile, charged to the functions of 2 ns whose firings it
-// measures.
-func WithoutMetering(prof *report.Profile, frames *regexp.Regexp) (*report.Profile, float64) {
+// matching frames, but those of CountingFrames in the firing of a probe
+// that timed (its function's name, through alias) does not accept, and
+// the CPU time, in ns, of those it left out. The model's inherent times
+// leave out the cost of measuring (the engine subtracts its own
+// overhead), so the profile it is compared with must leave it out too:
+// with every firing metered it is most of the profile, charged to the
+// functions of 2 ns whose firings it measures. timed nil: no probe is
+// timed.
+func WithoutMetering(prof *report.Profile, frames *regexp.Regexp, alias map[string]string, timed func(string) bool) (*report.Profile, float64) {
 	out := *prof
 	out.Samples = nil
 	v := cpuIndex(prof)
 	var left float64
 	for _, s := range prof.Samples {
 		metering := false
-		for _, fn := range s.Stack {
-			if frames.MatchString(fn) && !CountingFrames.MatchString(fn) {
-				metering = true
-				break
+		top := 0 // counting frames at the top of the stack
+		for i, fn := range s.Stack {
+			if frames.MatchString(fn) {
+				if !CountingFrames.MatchString(fn) {
+					metering = true
+					break
+				}
+				if top == i {
+					top++
+				}
 			}
+		}
+		if !metering && top > 0 && top < len(s.Stack) && timed != nil {
+			// The frame below them: the function whose firing they are.
+			metering = timed(ProbeName(s.Stack[top], alias))
 		}
 		if !metering {
 			out.Samples = append(out.Samples, s)

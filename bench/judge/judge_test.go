@@ -117,7 +117,7 @@ func testCase(t *testing.T) (*report.Profile, []report.Row, *Truth, map[string]b
 	if err != nil {
 		t.Fatal(err)
 	}
-	prof, left := WithoutMetering(whole, MeteringFrames)
+	prof, left := WithoutMetering(whole, MeteringFrames, nil, nil)
 	if left != float64(500*ms) || len(prof.Samples) != len(samples)-1 || len(whole.Samples) != len(samples) {
 		t.Fatalf("WithoutMetering left out %.0f ns, kept %d samples of %d", left, len(prof.Samples), len(whole.Samples))
 	}
@@ -367,5 +367,46 @@ func TestCountingFrames(t *testing.T) {
 		if got := CountingFrames.MatchString(fn); got != counting {
 			t.Errorf("%s: counting %v, want %v", fn, got, counting)
 		}
+	}
+}
+
+// Begin's leaf and the probe calls inlined around it count a firing of an
+// untimed or disabled probe, which the model keeps in its caller's own
+// time: such a sample is the program's. In the firing of a timed probe
+// they are metering, which the engine takes off: the sample is left out.
+func TestCountingFramesOfTimedFiringsAreMetering(t *testing.T) {
+	const begin, inline = "github.com/meterio/meter/meter.begin", "github.com/meterio/meter/probe.(*Probe).Begin"
+	locations := [][]string{
+		{"main.main"},                            // 0
+		{"main.a"},                               // 1: timed
+		{"main.b", "main.a"},                     // 2: untimed, inlined into a
+		{begin},                                  // 3
+		{inline},                                 // 4
+		{"main.f.func2"},                         // 5: a closure the truth names main.f.func1, timed
+		{"runtime.memmove"},                      // 6
+		{"github.com/meterio/meter/meter.stamp"}, // 7
+	}
+	samples := []struct {
+		stack []int
+		ns    int64
+	}{
+		{[]int{3, 4, 1, 0}, 10 * ms},  // counting a: metering
+		{[]int{3, 4, 2, 0}, 20 * ms},  // counting b: the program's
+		{[]int{4, 5, 0}, 40 * ms},     // the closure, through its alias: metering
+		{[]int{6, 1, 0}, 80 * ms},     // the program's
+		{[]int{7, 4, 2, 0}, 160 * ms}, // a clock read: metering
+	}
+	whole, err := report.ReadProfile(bytes.NewReader(cpuProfile(locations, samples)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	timed := map[string]bool{"main.main": true, "main.a": true, "main.f.func1": true}
+	alias := map[string]string{"main.f.func2": "main.f.func1"}
+	prof, left := WithoutMetering(whole, MeteringFrames, alias, func(fn string) bool { return timed[fn] })
+	if left != float64(210*ms) || len(prof.Samples) != 2 {
+		t.Fatalf("left out %.0f ns, kept %d samples; want 210 ms, 2", left, len(prof.Samples))
+	}
+	if _, left := WithoutMetering(whole, MeteringFrames, nil, nil); left != float64(160*ms) {
+		t.Errorf("with no timed probe: left out %.0f ns, want 160 ms", left)
 	}
 }

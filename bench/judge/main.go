@@ -189,7 +189,11 @@ func judge(w io.Writer, m *report.Model, rows []report.Row, registered map[strin
 	all := Charge(whole, nil, func(string) bool { return false }).All
 	prof, measuring := whole, 0.0
 	if metering != nil {
-		prof, measuring = WithoutMetering(whole, metering)
+		byName := map[string]bool{}
+		for _, r := range rows {
+			byName[r.Probe] = timed(r)
+		}
+		prof, measuring = WithoutMetering(whole, metering, alias, func(fn string) bool { return byName[fn] })
 	}
 	labels := map[string]int{}
 	for _, r := range rows {

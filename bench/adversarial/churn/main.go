@@ -1,5 +1,5 @@
 // Command churn starts a goroutine for every item of work, as a server
-// does for each connection or a fan-out for each task: 400,000
+// does for each connection or a fan-out for each task: 600,000
 // goroutines that live a few µs each, at most eight at a time. Each parses
 // its item (about 2 µs), scores it ten times (about 150 ns a call) and
 // sends the result to a collector goroutine, which folds it in.
@@ -13,7 +13,7 @@
 // Calls are known from the loop bounds. The functions are marked
 // //go:noinline and are small: instrument with -all.
 //
-//	go run ./bench/adversarial/churn [-n 400000] [-cpuprofile cpu.pprof]
+//	go run ./bench/adversarial/churn [-n 600000] [-cpuprofile cpu.pprof]
 package main
 
 import (
@@ -67,7 +67,7 @@ func collect(out <-chan uint64, done chan<- uint64) {
 }
 
 func main() {
-	n := flag.Int("n", 400_000, "items, one goroutine each")
+	n := flag.Int("n", 600_000, "items, one goroutine each")
 	flag.Parse()
 	rec := truth.Start()
 	out := make(chan uint64, inFlight)
