@@ -133,6 +133,7 @@ func testCase(t *testing.T) (*report.Profile, []report.Row, *Truth, map[string]b
 #cpu_ns,1000000000
 #cpubound,1
 #wait_ns,0
+#steal_ns,0
 #alias,main.main.f.func2,main.f.func1
 #future,whatever
 main.main,1
@@ -267,6 +268,16 @@ func TestCPU(t *testing.T) {
 	if got := CPU(rows, truth, nil, prof, false); !got.OK || got.Wait != truth.Wait {
 		t.Errorf("%+v, want ok: 1.05s within 1s of CPU and 50ms of wait", got)
 	}
+	// The host's steal counts as the wait does.
+	truth.Wait, truth.Steal = 30*time.Millisecond, 20*time.Millisecond
+	if got := CPU(rows, truth, nil, prof, false); !got.OK || got.Steal != truth.Steal {
+		t.Errorf("%+v, want ok: 1.05s within 1s of CPU, 30ms of wait and 20ms of steal", got)
+	}
+	truth.Steal = 19 * time.Millisecond
+	if got := CPU(rows, truth, nil, prof, false); got.OK {
+		t.Errorf("%+v, want not ok: 1.05s over 1s of CPU, 30ms of wait and 19ms of steal", got)
+	}
+	truth.Steal = 0
 	// Without the truth file's wait, the model's .meta gives it.
 	truth.Wait = 0
 	if got := CPU(rows, truth, &report.Model{CoreWait: 60 * time.Millisecond}, prof, false); !got.OK || got.Wait != 60*time.Millisecond {
@@ -301,6 +312,7 @@ func TestReadTruthErrors(t *testing.T) {
 		"function,calls\nmain.a,x\n",
 		"function,calls\nmain.a,-1\n",
 		"function,calls\n#cpu_ns,x\n",
+		"function,calls\n#steal_ns,-5\n",
 		"function,calls\nmain.a,1,2\n",
 	} {
 		if _, err := ReadTruth(strings.NewReader(in), "t.csv"); err == nil {

@@ -30,7 +30,9 @@
 //     Otherwise the figure is printed for information. On a machine
 //     shared with other work, wall time also holds the time the process's
 //     threads were ready and waited for a core: where the truth file gives
-//     it (#wait_ns), the bound is CPU time plus that wait.
+//     it (#wait_ns), the bound is CPU time plus that wait; on a VM, plus
+//     the process's share of the time the host ran other guests
+//     (#steal_ns), in which its threads ran as far as the guest knew.
 //   - hidden: each sample is charged to the innermost instrumented frame
 //     instead: a probe the model has a row for, or one named in the
 //     -probes file (the registered probes; rows are written only for
@@ -271,8 +273,11 @@ func judge(w io.Writer, m *report.Model, rows []report.Row, registered map[strin
 		r = float64(c.Inherent) / float64(c.CPU)
 	}
 	fmt.Fprintf(w, "\ncpu: inherent times add up to %s, the process's CPU time is %s (%s): %.2f of it", seconds(float64(c.Inherent)), seconds(float64(c.CPU)), c.Source, r)
-	if c.Wait > 0 {
-		fmt.Fprintf(w, "; its threads waited %s for a core, %.2f of CPU and wait", seconds(float64(c.Wait)), float64(c.Inherent)/float64(c.CPU+c.Wait))
+	switch {
+	case c.Steal > 0:
+		fmt.Fprintf(w, "; its threads waited %s for a core, and the host took %s of their time (steal), %.2f of CPU, wait and steal", seconds(float64(c.Wait)), seconds(float64(c.Steal)), cpuRatio(c))
+	case c.Wait > 0:
+		fmt.Fprintf(w, "; its threads waited %s for a core, %.2f of CPU and wait", seconds(float64(c.Wait)), cpuRatio(c))
 	}
 	if c.Checked {
 		fmt.Fprintf(w, " %s\n", verdict(c.OK))
@@ -327,10 +332,10 @@ func judge(w io.Writer, m *report.Model, rows []report.Row, registered map[strin
 // cpuRatio is the sum of inherent times over the bound it is checked
 // against: CPU time and the wait for a core.
 func cpuRatio(c CPUResult) float64 {
-	if c.CPU+c.Wait == 0 {
+	if c.CPU+c.Wait+c.Steal == 0 {
 		return 0
 	}
-	return float64(c.Inherent) / float64(c.CPU+c.Wait)
+	return float64(c.Inherent) / float64(c.CPU+c.Wait+c.Steal)
 }
 
 // samples is how many samples the profile holds: the sum of its sample

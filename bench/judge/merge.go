@@ -103,6 +103,7 @@ func mergeTruths(ts []*Truth) *Truth {
 		}
 		out.CPU += t.CPU
 		out.Wait += t.Wait
+		out.Steal += t.Steal
 		out.CPUBound = out.CPUBound && t.CPUBound
 	}
 	return out

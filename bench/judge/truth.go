@@ -20,6 +20,7 @@ type Truth struct {
 	Calls    map[string]int64
 	CPU      time.Duration     // 0: not given
 	Wait     time.Duration     // threads ready to run, waiting for a core; 0: not given
+	Steal    time.Duration     // the process's share of the machine's steal time (a VM's host running others); 0: not given
 	CPUBound bool              // the model's inherent times cannot add up to more than CPU
 	Aliases  map[string]string // runtime name → probe name
 }
@@ -66,6 +67,12 @@ func ReadTruth(r io.Reader, name string) (*Truth, error) {
 					return nil, bad("#wait_ns %q is not a whole number of at least 0", rec[1])
 				}
 				t.Wait = time.Duration(n)
+			case key == "#steal_ns" && len(rec) == 2:
+				n, err := strconv.ParseInt(rec[1], 10, 64)
+				if err != nil || n < 0 {
+					return nil, bad("#steal_ns %q is not a whole number of at least 0", rec[1])
+				}
+				t.Steal = time.Duration(n)
 			case key == "#cpubound" && len(rec) == 2:
 				t.CPUBound = rec[1] == "1"
 			case key == "#alias" && len(rec) == 3:

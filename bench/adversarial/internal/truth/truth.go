@@ -50,6 +50,9 @@ type Record struct {
 	aliases  [][2]string
 	cpubound bool
 	profile  *os.File
+	busy0    int64 // the machine's busy and steal ticks at Start (machineTicks)
+	steal0   int64
+	ticks    bool
 }
 
 // Start begins the CPU profile asked for by -cpuprofile; call it after
@@ -58,6 +61,7 @@ type Record struct {
 // the one the profile records.
 func Start() *Record {
 	r := &Record{calls: map[string]int64{}}
+	r.busy0, r.steal0, r.ticks = machineTicks()
 	if *cpuprofile == "" {
 		return r
 	}
@@ -132,9 +136,13 @@ func (r *Record) Finish() {
 	}
 	w := bufio.NewWriter(f)
 	fmt.Fprintln(w, "function,calls")
-	fmt.Fprintf(w, "#cpu_ns,%d\n", cpuNanos())
+	cpu := cpuNanos()
+	fmt.Fprintf(w, "#cpu_ns,%d\n", cpu)
 	if wait, ok := waitNanos(); ok {
 		fmt.Fprintf(w, "#wait_ns,%d\n", wait)
+	}
+	if steal, ok := stealNanos(r.busy0, r.steal0, cpu); ok && r.ticks {
+		fmt.Fprintf(w, "#steal_ns,%d\n", steal)
 	}
 	if r.cpubound {
 		fmt.Fprintln(w, "#cpubound,1")
