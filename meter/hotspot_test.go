@@ -791,6 +791,66 @@ func TestRecursionThroughOthersIsUntimed(t *testing.T) {
 	}
 }
 
+// A recursive probe sampled on its first calls, whose selected calls then
+// take less than the untimed limit of their own, is untimed, and what its
+// unmetered calls charged its timed parent is given back: here x, y and z
+// recurse through one another at 400 ns a call before their verdict (300
+// of their own, less a metered child's overhead) and 40 ns after. One that
+// does not recurse stays sampled.
+func TestRecursiveProbeUntimedOnItsSelectedCalls(t *testing.T) {
+	parent := wireRechecks(t) // untimed limit 200 ns; a metered firing's outer overhead 100 ns
+	x, y, z, flat := newProbe(t, "x"), newProbe(t, "y"), newProbe(t, "z"), newProbe(t, "flat")
+	var descend func(depth int, cost int64)
+	descend = func(depth int, cost int64) {
+		fire(x, cost, func() {
+			fire(y, cost, func() {
+				fire(z, cost, func() {
+					if depth > 0 {
+						descend(depth-1, cost)
+					}
+				})
+			})
+		})
+	}
+	var wall int64
+	run := func(rounds int, cost int64) {
+		for range rounds {
+			fire(parent, 10*us, func() {
+				descend(9, cost)
+				for range 30 {
+					fire(flat, cost, nil)
+				}
+			})
+			wall += 10*us + 60*cost
+		}
+	}
+	run(20, 400)
+	for _, p := range []*Probe{x, y, z, flat} {
+		if s := p.State(); s != Sampled {
+			t.Fatalf("%s: state %d after its first calls, want sampled", p.Name(), s)
+		}
+	}
+	before := parent.row().InherentTotal
+	run(400, 40)
+	for _, p := range []*Probe{x, y, z} {
+		if s := p.State(); s != Untimed {
+			t.Errorf("%s: state %d, want untimed", p.Name(), s)
+		}
+	}
+	if s := flat.State(); s != Sampled {
+		t.Errorf("flat: state %d, want sampled", s)
+	}
+	// The parent holds its own and the recursion's calls since the
+	// verdict, within 1%: but for those metered (a selected call stands for
+	// 7 or 8 calls, and forces the recursion under it). What the
+	// recursion's unmetered calls charged it while sampled comes back: 2%
+	// short without.
+	got, want := parent.row().InherentTotal-before, int64(400*(10*us+30*40))
+	if got < want-want/100 || got > want+want/100 {
+		t.Errorf("parent: own %d ns since the verdict, want %d within 1%%", got, want)
+	}
+}
+
 // wireRechecks wires hotspot with sampling (one call in 7 or 8 selected),
 // an untimed limit of 200 ns, and returns a parent probe past the firings
 // that force their children (forcesFirst), metered at every call.

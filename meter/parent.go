@@ -103,8 +103,48 @@ func (p *Probe) refreshOwnMean() {
 	p.ownMean.Store(mean)
 	p.rawMean.Store(int64(max(float64(t.wown+t.back)-off, 0) / float64(t.wsum)))
 	p.charge.Store(mean + unmetered.inner.Load())
+	if p.nested.Load() && p.State() == Sampled {
+		p.untimeRecursion(off)
+	}
 	p.pricing.Unlock()
 }
+
+// untimeRecursion makes p, a recursive sampled probe, untimed once its
+// selected firings, untimeAfter times its hotspot Initial calls or more,
+// say its calls take less than the untimed limit of their own (off: what
+// pendingOff takes off its own time); p.pricing is held. A recursive
+// function's verdict rests on its first calls, metered with their
+// children, and the own time of a call of tens of ns read so is mostly the
+// error of its children's overhead estimates, over the limit where its
+// true own time is a fraction of it; its selected firings, each alone in
+// its stretch of unmetered calls, tell it better (untimedBy). What its
+// unmetered calls charged its timed parents is given back to them, as an
+// untimed probe's time is theirs; its metered firings' own time, a few
+// thousand calls', is left out of the model.
+func (p *Probe) untimeRecursion(off float64) {
+	w := p.selectedW.Load()
+	h := engine.hotspot
+	if h == nil || w < untimeAfter*h.Initial {
+		return
+	}
+	own := max(float64(p.selectedOwn.Load()+bareFloor(p.selectedBare.Load()))-off, 0) / float64(w)
+	if own >= float64(UntimedLimit()) || !p.setState(Sampled, Untimed) {
+		return
+	}
+	pr := &p.pricing
+	for i := range p.callers.to {
+		e := &p.callers.to[i]
+		if q, n := e.parent.Load(), e.n.Load(); q != nil && n > 0 {
+			q.stats.addBack(int64(pr.charged*float64(n)/float64(w) + pr.fixed[i]))
+		}
+	}
+}
+
+// untimeAfter is how many times hotspot's Initial calls a recursive
+// sampled probe's selected firings stand for before they may make it
+// untimed (untimeRecursion): its firings metered before its verdict then
+// weigh little in its mean.
+const untimeAfter = 16
 
 // What a sampled probe's unmetered calls charged their parents, under
 // Probe.pricing.
