@@ -286,17 +286,15 @@ type parentEntry struct {
 	own    atomic.Int64 // Probe.callers only
 }
 
-// add adds n to parent's number; false if the table has no room.
-func (w *parentTable) add(parent *Probe, n int64) bool {
-	e := w.entry(parent)
-	if e == nil {
-		return false
+// add adds n to parent's number, where the table has room for it.
+func (w *parentTable) add(parent *Probe, n int64) {
+	if e := w.entry(parent); e != nil {
+		e.n.Add(n)
 	}
-	e.n.Add(n)
-	return true
 }
 
-// addOwn adds n to parent's number and own to its own time.
+// addOwn adds n to parent's number and own to its own time, where the
+// table has room for it.
 func (w *parentTable) addOwn(parent *Probe, n, own int64) {
 	if e := w.entry(parent); e != nil {
 		e.n.Add(n)

@@ -127,15 +127,14 @@ func (p *Probe) untimeRecursion(off float64) {
 	if h == nil || w < untimeAfter*h.Initial {
 		return
 	}
-	own := max(float64(p.selectedOwn.Load()+bareFloor(p.selectedBare.Load()))-off, 0) / float64(w)
-	if own >= float64(UntimedLimit()) || !p.setState(Sampled, Untimed) {
+	if p.selectedMean(w, off) >= float64(UntimedLimit()) || !p.setState(Sampled, Untimed) {
 		return
 	}
 	pr := &p.pricing
 	for i := range p.callers.to {
 		e := &p.callers.to[i]
 		if q, n := e.parent.Load(), e.n.Load(); q != nil && n > 0 {
-			q.stats.addBack(int64(pr.charged*float64(n)/float64(w) + pr.fixed[i]))
+			q.stats.addBack(int64(pr.booked(i, float64(n)/float64(w))))
 		}
 	}
 }
@@ -196,7 +195,7 @@ func (p *Probe) reprice(metered int64, off float64) {
 		return
 	}
 	sel := float64(p.selectedOwn.Load())
-	owed := max(sel+float64(bareFloor(p.selectedBare.Load()))-off, 0) / float64(w) * float64(calls)
+	owed := p.selectedMean(w, off) * float64(calls)
 	for i := range p.callers.to {
 		e := &p.callers.to[i]
 		q, n := e.parent.Load(), e.n.Load()
@@ -208,12 +207,28 @@ func (p *Probe) reprice(metered int64, off float64) {
 		if sel > 0 {
 			part = float64(max(e.own.Load(), 0)) / sel
 		}
-		d := int64(owed*part - pr.charged*share - pr.fixed[i])
+		d := int64(owed*part - pr.booked(i, share))
 		if d != 0 {
 			pr.fixed[i] += float64(d)
 			q.stats.addBack(-d)
 		}
 	}
+}
+
+// selectedMean returns the mean own time of p's selected firings, which
+// stand for w calls, less off (what pendingOff takes off its own time) and
+// with their bare stretches floored (bareFloor): what repricing prices
+// its unmetered calls at.
+func (p *Probe) selectedMean(w int64, off float64) float64 {
+	return max(float64(p.selectedOwn.Load()+bareFloor(p.selectedBare.Load()))-off, 0) / float64(w)
+}
+
+// booked returns what the unmetered calls have cost the parent of entry i
+// of Probe.callers so far, whose selected firings stand for share of the
+// calls: its share of what the calls charged as they ran, and what
+// repricing took off it since.
+func (pr *pricing) booked(i int, share float64) float64 {
+	return pr.charged*share + pr.fixed[i]
 }
 
 // callerRatio returns how p's calls under parent q compare with all its

@@ -141,8 +141,10 @@ func (r *Record) Finish() {
 	if wait, ok := waitNanos(); ok {
 		fmt.Fprintf(w, "#wait_ns,%d\n", wait)
 	}
-	if steal, ok := stealNanos(r.busy0, r.steal0, cpu); ok && r.ticks {
-		fmt.Fprintf(w, "#steal_ns,%d\n", steal)
+	if r.ticks {
+		if steal, ok := stealNanos(r.busy0, r.steal0, cpu); ok {
+			fmt.Fprintf(w, "#steal_ns,%d\n", steal)
+		}
 	}
 	if r.cpubound {
 		fmt.Fprintln(w, "#cpubound,1")
