@@ -364,7 +364,10 @@ func TestPoolRefills(t *testing.T) {
 // A goroutine started outside any trace costs its first firing nothing
 // in allocations: the engine's look at its labels allocates nothing, with
 // tracepoint on. What starting a goroutine allocates is the same with the
-// firing and without it.
+// firing and without it, but for the engine's state of a g the runtime
+// made new rather than reused (insert): once per g, a few in 500 runs
+// at most where the runtime's own goroutines took the free gs. A firing
+// that allocated one time in ten would still fail.
 func TestNewGoroutineAllocatesNothing(t *testing.T) {
 	wire(t, Chain{Tracepoint: &tracepoint.Rule{Sample: 1 << 20}, Sink: nopSink{}})
 	p := newProbe(t, "p")
@@ -382,7 +385,7 @@ func TestNewGoroutineAllocatesNothing(t *testing.T) {
 		}
 	}
 	with, without := allocsPerRun(500, run(true)), allocsPerRun(500, run(false))
-	if with > without {
+	if with > without+0.05 {
 		t.Fatalf("a goroutine's first firing allocates: %v allocations with it, %v without", with, without)
 	}
 }
