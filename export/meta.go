@@ -71,8 +71,8 @@ func writeMeta(w io.Writer, s meter.Snapshot) error {
 	num(schema.MetaInterrupted, s.Interrupted)
 	num(schema.MetaOvercharged, s.Overcharged)
 	if o := s.Overheads; o != [3][2]int64{} {
-		line(schema.MetaOverhead, fmt.Sprintf("inner=%d outer=%d selected_inner=%d selected_outer=%d forced_inner=%d forced_outer=%d unmetered=%d bracket=%d mark=%d",
-			o[0][0], o[0][1], o[1][0], o[1][1], o[2][0], o[2][1], s.Unmetered, s.Bracket, s.StretchMark))
+		line(schema.MetaOverhead, fmt.Sprintf("inner=%d outer=%d selected_inner=%d selected_outer=%d forced_inner=%d forced_outer=%d selected_residual=%d forced_residual=%d clock_gap=%d unmetered=%d bracket=%d mark=%d",
+			o[0][0], o[0][1], o[1][0], o[1][1], o[2][0], o[2][1], s.Residual[1], s.Residual[2], s.ClockGap, s.Unmetered, s.Bracket, s.StretchMark))
 	}
 	num(schema.MetaUntimedLimit, s.UntimedLimit)
 	if len(s.Roots) > 0 {

@@ -53,6 +53,14 @@ type overheadRing struct {
 
 var overhead [paths]overheadRing
 
+// residual holds, as its inner overhead, what a firing of each path whose
+// parent's stretches leave out its metering, timed (Frame.entry), still
+// costs them: the engine's path before its entry and after its End's last
+// read, less the half reads of those two (clockGap). Measured with the
+// outer overheads (measureOverhead), warm: begin's leaf, which every
+// firing runs, and a few instructions of Go.
+var residual [paths]overheadRing
+
 // unmetered holds, as its inner overhead, what a sampled probe's firing
 // that is not metered costs the stretch it runs in: begin's leaf, the
 // exit's test (measureUnmetered, at start-up only: measured as the
@@ -140,6 +148,14 @@ func trimmedMean(v []int64) int64 {
 // a selected firing inside a forcing one is forced, and forces nothing.)
 func measureOverhead(k int) {
 	c := calib[k]
+	if k == pathSelected {
+		if g := current(); g != nil && g.depth == 0 {
+			// At start-up: nested in an empty metered firing, so that
+			// they have a parent, and residual is measured.
+			f := calib[pathMeter].Begin()
+			defer calib[pathMeter].End(&f)
+		}
+	}
 	if k == pathForced {
 		if g := current(); g == nil || g.forcing == 0 {
 			f := calib[pathSelected].Begin()
@@ -160,15 +176,20 @@ func measureOverhead(k int) {
 		}
 	}
 	t1 := now()
-	raw1 := c.empty()
-	raw2 := c.empty()
+	raw1, tk1 := c.emptyParts()
+	raw2, tk2 := c.emptyParts()
 	t2 := now()
-	raw3 := c.empty()
+	raw3, tk3 := c.emptyParts()
 	t3 := now()
 	if raw1 < 0 || raw2 < 0 || raw3 < 0 {
 		return // not metered (a trace is full, the chain changed)
 	}
-	overhead[k].record(raw3, nanos(t1, t2)-nanos(t2, t3))
+	outer := nanos(t1, t2) - nanos(t2, t3)
+	overhead[k].record(raw3, outer)
+	if tk1 >= 0 && tk2 >= 0 && tk3 >= 0 {
+		r := outer - (tk1 + tk2 - tk3) - (raw1 + raw2 - raw3) - clockGap
+		residual[k].record(r, r)
+	}
 }
 
 // unmeteredRun is how many unmetered firings one measurement times.
@@ -236,7 +257,7 @@ func inMetered(measure func(m *Probe, f *Firing)) {
 // calibrate resets the overheads and measures every path's on the calling
 // goroutine, then sets the untimed limit from what timing a call costs.
 func calibrate() {
-	for _, r := range []*overheadRing{&overhead[0], &overhead[1], &overhead[2], &unmetered, &bracket, &stretchMark} {
+	for _, r := range []*overheadRing{&overhead[0], &overhead[1], &overhead[2], &residual[0], &residual[1], &residual[2], &unmetered, &bracket, &stretchMark} {
 		r.inner.Store(0)
 		r.outer.Store(0)
 		r.next.Store(0)
@@ -247,7 +268,7 @@ func calibrate() {
 	for pid := uintptr(0); pid < countProcs; pid++ {
 		atomic.StoreInt32(&calib[pathForced].slotOn(pid).left, math.MaxInt32) // never selected: forced
 	}
-	cpuReadCost = 0
+	cpuReadCost, clockGap = 0, 0
 	defer setUntimedLimit()
 	if engine.manual != nil || !engine.on {
 		return
@@ -255,6 +276,7 @@ func calibrate() {
 	if g := current(); g == nil || g.depth != 0 {
 		return
 	}
+	measureClockGap()
 	for k := range overhead {
 		for range 2 * ringSize {
 			measureOverhead(k)
@@ -265,6 +287,20 @@ func calibrate() {
 		measureMarks()
 	}
 	measureCPURead()
+}
+
+// clockGap is what a clock read adds to the time between two others, in
+// ns: the trimmed mean of ringSize reads back to back, measured at
+// start-up (entryRead).
+var clockGap int64
+
+func measureClockGap() {
+	var v [ringSize]int64
+	for i := range v {
+		a := now()
+		v[i] = nanos(a, now())
+	}
+	clockGap = trimmedMean(v[:])
 }
 
 // measureCPURead sets cpuReadCost: the least advance of the thread's CPU
@@ -313,16 +349,23 @@ func setUntimedLimit() {
 // stretch begun at its clock read (closeStretch): the frame's mark less
 // its start is the firing's clock difference.
 func (p *Probe) empty() int64 {
+	d, _ := p.emptyParts()
+	return d
+}
+
+// emptyParts is empty, and also returns what the firing's parent's
+// stretches left out around it, timed (Frame.taken), or -1.
+func (p *Probe) emptyParts() (int64, int64) {
 	f := p.Begin()
 	fr := f.frame()
 	if fr == nil || fr == firstEnd || fr.probe != p {
-		return -1
+		return -1, -1
 	}
 	p.End(&f)
 	// Read as the engine reads a goroutine's frames: a goroutine that a
 	// later one's g is given to writes this frame.
 	fr.g.acquire()
-	d := nanos(fr.start, fr.mark)
+	d, taken := nanos(fr.start, fr.mark), fr.taken
 	fr.g.release()
-	return d
+	return d, taken
 }

@@ -118,8 +118,9 @@ func (p *Probe) countGo() int32 {
 }
 
 // countDown runs down p's countdown on the running P, a sampled probe's,
-// and returns the weight of the firing that runs it out, the next gap
-// drawn; 0 for any other firing.
+// and returns -1 for the firing that runs it out (selected draws the next
+// gap, as the leaf's path does: reloadHere), the weight of a firing
+// selected in the spill word, and 0 for any other firing.
 func (p *Probe) countDown() int32 {
 	pid := uintptr(procPin())
 	if pid >= countProcs {
@@ -129,7 +130,7 @@ func (p *Probe) countDown() int32 {
 	s := p.slotOn(pid)
 	var w int32
 	if atomic.AddInt32(&s.left, -1) <= 0 {
-		w = p.reload(s)
+		w = -1
 	}
 	procUnpin()
 	return w

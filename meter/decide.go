@@ -197,7 +197,7 @@ func startOrNot(p *Probe, g *Goroutine, pos, pc uintptr, due bool) *Frame {
 	}
 	g.acquire()
 	g.settle(pos, pc)
-	return g.meter(p, pos, pc, meterStart, 1)
+	return g.meter(p, pos, pc, meterStart, 1, noEntry)
 }
 
 // measure is a firing of a metered probe inside a trace, or in a chain
@@ -214,7 +214,7 @@ func measure(p *Probe, g *Goroutine, pos, pc uintptr) *Frame {
 		g.release() // the trace it was in has gone with its goroutine
 		return outside(p, g, pos, pc)
 	}
-	return g.meter(p, pos, pc, meterAlways, 1)
+	return g.meter(p, pos, pc, meterAlways, 1, noEntry)
 }
 
 // selected is a firing of a sampled probe that its P's countdown selected,
@@ -227,7 +227,9 @@ func measure(p *Probe, g *Goroutine, pos, pc uintptr) *Frame {
 // and the more the rarer its selected calls. So an empty firing of the
 // engine's own sampled probe comes first, nested where this one will be
 // and taken off its parent as any metered child is: it warms what this
-// one runs.
+// one runs. What follows, up to the firing's start, and its End are left
+// out of its parent's stretch, timed (Frame.entry); a weight w of 0 or
+// less is drawn here, on the P the goroutine runs on then (reloadHere).
 func selected(p *Probe, w int32, pos, pc uintptr) *Frame {
 	g := current()
 	if g == nil {
@@ -236,9 +238,13 @@ func selected(p *Probe, w int32, pos, pc uintptr) *Frame {
 	if !p.internal && engine.manual == nil {
 		calib[pathSelected].empty()
 	}
+	entry := now()
+	if w <= 0 {
+		w = p.reloadHere()
+	}
 	g.acquire()
 	g.settle(pos, pc)
-	return g.meter(p, pos, pc, meterSelected, w)
+	return g.meter(p, pos, pc, meterSelected, w, entry)
 }
 
 // forcedOrNot is a counted firing of a sampled probe: metered, as a
@@ -270,13 +276,14 @@ func forcedOrNot(p *Probe, pos, pc uintptr) *Frame {
 		g.release()
 		return nil
 	}
+	entry := now()
 	g.sameGoroutine()
 	g.settle(pos, pc)
 	if g.forcing == 0 { // it forced firings that a panic unwound
 		g.release()
 		return nil
 	}
-	return g.meter(p, pos, pc, meterForced, 1)
+	return g.meter(p, pos, pc, meterForced, 1, entry)
 }
 
 // forcedOut is the leaf's path for a firing of a sampled probe whose
@@ -294,7 +301,7 @@ func forcedOut(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
 //
 //lint:ignore U1000 jumped to from begin_amd64.s
 func selectedOut(p *Probe, _ *Goroutine, pos, pc uintptr) *Frame {
-	return selected(p, p.reloadHere(), pos, pc)
+	return selected(p, 0, pos, pc)
 }
 
 // reloadHere draws the next gap of p's countdown on the running P and
@@ -345,8 +352,14 @@ func meterHere(p *Probe, pos, pc uintptr, how uint8) *Frame {
 	}
 	g.acquire()
 	g.settle(pos, pc)
-	return g.meter(p, pos, pc, how, 0)
+	return g.meter(p, pos, pc, how, 0, noEntry)
 }
+
+// noEntry is Frame.entry where the firing's parent is charged the
+// calibrated overheads of metering it: a firing metered at every call
+// (warm: its probe's calls keep the engine's path in cache), or one whose
+// parent's stretches are timed by the thread's CPU clock.
+const noEntry = math.MinInt64
 
 // How a firing came to be metered (Frame.how).
 const (
@@ -386,7 +399,7 @@ func (p *Probe) forcesFirst() bool {
 // and what its nearest metered ancestor has left, and is not metered with
 // less than one unit; a spot check is outside its own allowance (which may
 // be why its probe is disabled), not its ancestor's.
-func (g *Goroutine) meter(p *Probe, pos, pc uintptr, how uint8, w int32) *Frame {
+func (g *Goroutine) meter(p *Probe, pos, pc uintptr, how uint8, w int32, entry int64) *Frame {
 	if g.trace != 0 {
 		if g.full || g.traceCount() >= engine.traceMax { // on all the trace's goroutines (join.go)
 			g.full = true
@@ -410,18 +423,18 @@ func (g *Goroutine) meter(p *Probe, pos, pc uintptr, how uint8, w int32) *Frame 
 	if how == meterStart {
 		g.startTrace(p)
 	}
-	return g.push(p, pool, pos, pc, how, w)
+	return g.push(p, pool, pos, pc, how, w, entry)
 }
 
 // push opens a frame for a metered firing of p and reads the clock, last,
 // so that the engine's own work stays outside the firing's time.
-func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int32) *Frame {
+func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int32, entry int64) *Frame {
 	d := g.depth
 	if int(d) == len(g.frames) {
 		g.frames = append(g.frames, &Frame{g: g, index: d})
 	}
 	f := g.frames[d]
-	f.probe, f.budget, f.pool, f.pos, f.pc, f.span = p, pool, pool, pos, pc, -1
+	f.probe, f.budget, f.pool, f.pos, f.pc, f.span, f.entry = p, pool, pool, pos, pc, -1, noEntry
 	f.over, f.own, f.how, f.worked, f.weight, f.forces, f.waited, f.blind, f.bare, f.kept = 0, 0, how, 0, w, 0, 0, 0, 0, 0
 	f.hist = history{}
 	if pool != Unlimited {
@@ -481,7 +494,11 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int
 			t, left, reason, sys = stampOther()
 		}
 		if d > 0 {
-			g.frames[d-1].closeBetween(t, left, reason, sys)
+			end := t
+			if entry != noEntry {
+				end, f.entry = entry, entry
+			}
+			g.frames[d-1].closeBetween(end, left, reason, sys)
 		}
 		f.start = t
 		f.openStretch(t, left)

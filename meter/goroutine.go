@@ -63,6 +63,13 @@ type Frame struct {
 	index int32      // its index in g.frames
 	probe *Probe
 	start int64 // ticks at Begin
+	// entry, for a selected or forced firing with a metered parent, is
+	// the tick at which the engine took up the firing, before any of its
+	// work: its parent's stretch ends there and begins again when its End
+	// is done (entryRead). noEntry: the parent is charged the overheads
+	// measured at calibration instead.
+	entry int64
+	taken int64 // ns, once it ended: what its parent's stretches left out around it, timed (entryRead); -1: none
 	own   int64 // ns of its own time in the stretches that ended, those on the CPU (stretch.go)
 	mark  int64 // ticks when its current stretch began
 	child int64 // ns to take off its current stretch: what metering its children cost there, and the mean own times of its unmetered sampled children (parent.go)
@@ -117,7 +124,7 @@ type Frame struct {
 	// waitLeft is the goroutine's count of leaving the running state at
 	// waitAt.
 	waitLeft uint8
-	_        [23]byte // to whole cache lines (lines_test.go)
+	_        [7]byte // to whole cache lines (lines_test.go)
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

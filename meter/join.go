@@ -324,7 +324,7 @@ func joinFirst(p *Probe, g *Goroutine, pos, pc uintptr) *Frame {
 	g.TraceID = m.trace.id
 	g.handed = now()
 	g.takeLabels()
-	if f := g.meter(p, pos, pc, meterAlways, 1); f != nil {
+	if f := g.meter(p, pos, pc, meterAlways, 1, noEntry); f != nil {
 		return f
 	}
 	g.acquire()

@@ -264,3 +264,67 @@ func TestBareStretchesHoldNoLessThanNothing(t *testing.T) {
 	parent.End(&f)
 	checkRow(t, parent, 3, 480-inner-4*outer+440-inner-4*outer+640-inner-4*outer, (100+80-inner-60)+(3*20+20-inner)+(3*70+70-inner))
 }
+
+// A selected firing's parent leaves out, timed, what the engine did
+// between taking the firing up and its start (here the draw of its next
+// gap, which the test's Rand makes take 700 ns, as code gone cold since
+// the probe's last selected firing does), rather than charging it the
+// calibrated overhead: its own and inclusive times are its own work. The
+// residual and the clock reads' part are charged as they are set.
+func TestSelectedFiringsEngineWorkLeftOutOfParent(t *testing.T) {
+	var r uint64
+	var engineWork int64
+	h := hot()
+	h.Sample, h.Cost, h.SampleShare = 8, 0.02, 0.01
+	wire(t, Chain{Hotspot: h, ClockCost: 50, Rand: func() uint64 {
+		clk.Advance(engineWork)
+		r++
+		return 7 + r%2
+	}})
+	setOverhead(pathMeter, 0, 100) // over 2% of the leaf's calls: sampled
+	parent, leaf := newProbe(t, "parent"), newProbe(t, "leaf")
+	run := func(rounds int) {
+		for range rounds {
+			fire(parent, 10*us, func() {
+				for range 100 {
+					fire(leaf, 1*us, nil)
+				}
+			})
+		}
+	}
+	run(60)
+	if s := leaf.State(); s != Sampled {
+		t.Fatalf("leaf: state %d, want sampled", s)
+	}
+	if s := parent.State(); !s.metered() {
+		t.Fatalf("parent: state %d, want metered at every call", s)
+	}
+	pr, lr := parent.row(), leaf.row()
+	engineWork = 700
+	run(200)
+	pr2, lr2 := parent.row(), leaf.row()
+	own, total, leafOwn := pr2.InherentTotal-pr.InherentTotal, pr2.Total-pr.Total, lr2.InherentTotal-lr.InherentTotal
+	if own != 200*10*us || total != 200*110*us {
+		t.Errorf("parent: own %d ns and inclusive %d, want %d and %d", own, total, 200*10*us, 200*110*us)
+	}
+	if leafOwn != 200*100*us {
+		t.Errorf("leaf: own %d ns, want %d", leafOwn, 200*100*us)
+	}
+	// The residual and a clock read's parts are charged to the stretch
+	// after each selected firing: 100 ns for 2500 selected firings or so.
+	residual[pathSelected].inner.Store(70)
+	clockGap = 30
+	defer func() { clockGap = 0 }()
+	pr = parent.row()
+	n0 := leaf.stats.sum().count
+	run(200)
+	n := leaf.stats.sum().count - n0
+	if n < 2000 || n > 3000 {
+		t.Fatalf("%d selected firings in 20,000 calls, want about 2,500", n)
+	}
+	// Within one firing's charge: under -race, where begin runs in Go, the
+	// leaf's statistics have held one metered firing more than the charges.
+	if own, want := parent.row().InherentTotal-pr.InherentTotal, 200*10*us-100*n; own < want-100 || own > want+100 {
+		t.Errorf("parent: own %d ns after %d selected firings, want %d", own, n, want)
+	}
+}

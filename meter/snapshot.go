@@ -78,6 +78,8 @@ type Snapshot struct {
 	Dropped          int64       // spans the export path dropped
 	UntimedLimit     int64       // ns of own time per call under which a cold probe is untimed
 	Overheads        [3][2]int64 // ns, inner and outer overhead of a metered firing: [0] of a metered probe, [1] of a selected one, [2] of a forced one (calibrate.go)
+	Residual         [3]int64    // ns a firing whose parent leaves out its metering, timed, still costs the parent (calibrate.go), by path as Overheads
+	ClockGap         int64       // ns a clock read adds between two others (calibrate.go)
 	Unmetered        int64       // ns a sampled probe's firing that is not metered costs its stretch, charged with its mean (calibrate.go)
 	Bracket          int64       // ns a bracket of a wait that did not park costs its stretch, taken off it (calibrate.go)
 	StretchMark      int64       // ns a mark after a go statement costs the stretch it begins, taken off it (calibrate.go)
@@ -119,8 +121,9 @@ func Take() Snapshot {
 	}
 	for k := range overhead {
 		s.Overheads[k] = [2]int64{overhead[k].inner.Load(), overhead[k].outer.Load()}
+		s.Residual[k] = residual[k].inner.Load()
 	}
-	s.Unmetered = unmetered.inner.Load()
+	s.Unmetered, s.ClockGap = unmetered.inner.Load(), clockGap
 	s.Bracket, s.StretchMark = bracket.inner.Load(), stretchMark.inner.Load()
 	probes := Probes()
 	s.Probes = len(probes)
