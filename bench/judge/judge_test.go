@@ -214,10 +214,15 @@ func TestHidden(t *testing.T) {
 			t.Errorf("row %d: %+v, want %s %.0f ms %.1f ns a call %q", i, g, w.probe, w.ns, w.own, w.why)
 		}
 	}
+	// b's 200 ns a call rest on 20 samples: at 95%, over 132 ns.
 	lim := DefaultLimits
 	lim.UntimedLimit = 200 * time.Nanosecond
+	if g := Hidden(rows, registered, prof, truth, lim).Rows[1]; g.Why != "" || !near(g.OwnLow, 200*poissonLow(20)/20) {
+		t.Errorf("main.b at 200 ns a call on 20 samples, limit 200ns: %q, at least %.1f ns, want ok, at least %.1f", g.Why, g.OwnLow, 200*poissonLow(20)/20)
+	}
+	lim.UntimedLimit = 130 * time.Nanosecond
 	if g := Hidden(rows, registered, prof, truth, lim).Rows[1]; g.Why != "untimed but long" {
-		t.Errorf("main.b at 200 ns a call, limit 200ns: %q, want untimed but long", g.Why)
+		t.Errorf("main.b at 200 ns a call on 20 samples, limit 130ns: %q, want untimed but long", g.Why)
 	}
 	// Without the registered list, d's samples go to a.
 	if g := Hidden(rows, nil, prof, truth, DefaultLimits).Rows; g[2].Probe != "main.a" || !near(g[2].ProfileNS, 150*1e6) {
@@ -420,5 +425,18 @@ func TestCountingFramesOfTimedFiringsAreMetering(t *testing.T) {
 	}
 	if _, left := WithoutMetering(whole, MeteringFrames, nil, nil); left != float64(160*ms) {
 		t.Errorf("with no timed probe: left out %.0f ns, want 160 ms", left)
+	}
+}
+
+// The lower bound of a Poisson mean from n seen, against the exact one
+// (the chi-squared distribution's 5% point of 2n degrees, halved).
+func TestPoissonLow(t *testing.T) {
+	for _, c := range []struct{ n, want float64 }{{4, 1.3663}, {10, 5.4254}, {20, 13.2547}, {100, 84.1393}} {
+		if got := poissonLow(c.n); math.Abs(got-c.want) > c.want/100 {
+			t.Errorf("poissonLow(%v) = %.4f, want %.4f within 1%%", c.n, got, c.want)
+		}
+	}
+	if poissonLow(0) != 0 {
+		t.Error("poissonLow(0) is not 0")
 	}
 }

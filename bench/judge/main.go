@@ -41,7 +41,9 @@
 //     its caller). Each function of that top 10 is in the model, not
 //     disabled or budget, holds its true calls (with -truth), and if
 //     untimed, its true own time per call (its CPU time in the profile over
-//     its true calls) is under -untimed-limit (300ns).
+//     its true calls) is under -untimed-limit (300ns), at the 95% lower
+//     bound of its samples' count (a Poisson count): a few samples do not
+//     tell a function of 300 ns a call from one of 100.
 //
 // Samples with a frame of the meter runtime on their stack (Begin and End
 // inlined into the function they measure, the clock, the export at exit:
