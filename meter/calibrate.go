@@ -366,6 +366,9 @@ func (p *Probe) emptyParts() (int64, int64) {
 	// later one's g is given to writes this frame.
 	fr.g.acquire()
 	d, taken := nanos(fr.start, fr.mark), fr.taken
+	if fr.entry == noEntry || fr.index == 0 {
+		taken = -1 // its parent was charged the calibrated overheads, or it had none
+	}
 	fr.g.release()
 	return d, taken
 }

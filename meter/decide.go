@@ -434,7 +434,7 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int
 		g.frames = append(g.frames, &Frame{g: g, index: d})
 	}
 	f := g.frames[d]
-	f.probe, f.budget, f.pool, f.pos, f.pc, f.span, f.entry = p, pool, pool, pos, pc, -1, noEntry
+	f.probe, f.budget, f.pool, f.pos, f.pc, f.span, f.entry = p, pool, pool, pos, pc, -1, entry
 	f.over, f.own, f.how, f.worked, f.weight, f.forces, f.waited, f.blind, f.bare, f.kept = 0, 0, how, 0, w, 0, 0, 0, 0, 0
 	f.hist = history{}
 	if pool != Unlimited {
@@ -476,6 +476,7 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int
 		// firing begins, so that reading it stays outside this firing.
 		t, left, reason, sys := stamp()
 		g.frames[d-1].closeBetween(t, left, reason, sys)
+		f.entry = noEntry // charged the calibrated overheads: its parent's stretch ends here
 		f.start = now()
 		f.openStretch(f.start, left)
 	} else {
@@ -496,7 +497,7 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int
 		if d > 0 {
 			end := t
 			if entry != noEntry {
-				end, f.entry = entry, entry
+				end = entry
 			}
 			g.frames[d-1].closeBetween(end, left, reason, sys)
 		}

@@ -93,14 +93,15 @@ func (p *Probe) end(fr *Frame) int64 {
 		p.recheck(own) // its time is its parent's, below, as every untimed call's is
 	}
 	var pf *Frame
-	measured := false // the parent's stretch left out what metering this firing cost it, timed (entryRead)
+	measured := false
 	if d > 0 {
 		pf = g.frames[d-1]
-		measured = fr.entry != noEntry
-		pf.over += fr.over
-		if !measured {
-			pf.over += outer
+		if fr.entry != noEntry {
+			// The parent's stretch left out what metering this firing
+			// cost it around its clock reads, timed (entryRead).
+			measured, outer = true, inner
 		}
+		pf.over += fr.over + outer
 		if !pf.probe.parent.Load() {
 			pf.probe.parent.Store(true) // (overcharged)
 		}
@@ -112,9 +113,7 @@ func (p *Probe) end(fr *Frame) int64 {
 		} else {
 			pf.openStretch(t, left)
 		}
-		if !measured {
-			pf.child, pf.base = outer-inner, outer-inner
-		}
+		pf.child, pf.base = outer-inner, outer-inner
 		if pf.pool != Unlimited {
 			pf.pool -= fr.budget - fr.pool
 		}
@@ -184,9 +183,8 @@ func (p *Probe) end(fr *Frame) int64 {
 			g.handOver(t)
 		}
 	}
-	fr.taken = -1
 	if measured {
-		pf.entryRead(fr, t, inner, k)
+		pf.entryRead(fr, t, k)
 	}
 	g.calibLeft--
 	measure := g.calibLeft <= 0 && !p.internal && engine.manual == nil
@@ -213,11 +211,11 @@ func (p *Probe) end(fr *Frame) int64 {
 // (clockGap) in all, and the engine's path outside the two, the leaf
 // before the first and the return after the second, what residual
 // measures for path k: both are charged to the next stretch.
-func (f *Frame) entryRead(fr *Frame, t, inner int64, k int) {
+func (f *Frame) entryRead(fr *Frame, t int64, k int) {
 	end := now()
 	fr.taken = nanos(fr.entry, fr.start) + nanos(t, end)
 	c := clockGap + residual[k].inner.Load()
-	f.over += fr.taken + inner + c
+	f.over += fr.taken + c // the firing's inner overhead is in already
 	f.mark, f.child, f.base = end, c, c
 	f.restartCPU() // a stretch on the thread's CPU clock (its last held a system call) begins after the engine's work too
 }

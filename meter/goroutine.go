@@ -69,7 +69,7 @@ type Frame struct {
 	// is done (entryRead). noEntry: the parent is charged the overheads
 	// measured at calibration instead.
 	entry int64
-	taken int64 // ns, once it ended: what its parent's stretches left out around it, timed (entryRead); -1: none
+	taken int64 // ns, once it ended with a parent and an entry: what its parent's stretches left out around it, timed (entryRead)
 	own   int64 // ns of its own time in the stretches that ended, those on the CPU (stretch.go)
 	mark  int64 // ticks when its current stretch began
 	child int64 // ns to take off its current stretch: what metering its children cost there, and the mean own times of its unmetered sampled children (parent.go)
