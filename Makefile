@@ -34,7 +34,8 @@ tidy-check:
 
 vet: tidy-check
 	@set -e; for m in $(MODULES); do echo "vet: $$m"; (cd $$m && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...); done
-	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
+	@files=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+		test -z "$$files" || { echo "$$files"; echo 'gofmt: files above need formatting'; exit 1; }
 
 # The report page's test opens it in Debian's headless chromium
 # (report/browser_test.go). CI runs make test as root on a fresh Debian

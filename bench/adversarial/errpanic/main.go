@@ -29,9 +29,9 @@ import (
 )
 
 type parser struct {
-	src                                  []byte
-	pos                                  int
-	sum                                  uint64
+	src                                   []byte
+	pos                                   int
+	sum                                   uint64
 	nValue, nList, nAtom, nRecord, nDefer int64
 }
 
