@@ -55,6 +55,32 @@ func (p *Probe) end(fr *Frame) int64 {
 		p.noteEnded()
 		return -1
 	}
+	g := fr.g
+	g.acquire()
+	if d := fr.index; d+1 < g.depth && g.frames[d] == fr && fr.probe == p {
+		g.endUnwound(d + 1)
+	}
+	g.release()
+	return p.finish(fr, false)
+}
+
+// endUnwound ends the firings above the first keep of g's frames, innermost
+// first: a panic or runtime.Goexit unwound them, and the engine finds
+// them gone now, at a push or at the End of a firing below them. Each ends
+// as of its current stretch's beginning (finish): what it ran in the
+// stretches it closed is its own, as a CPU profile charges it; where in
+// the stretch the panic came, and what ran after it, the engine cannot
+// tell. The caller holds g.
+func (g *Goroutine) endUnwound(keep int32) {
+	for g.depth > keep {
+		fr := g.frames[g.depth-1]
+		fr.probe.finish(fr, true)
+	}
+}
+
+// finish is end's work for a firing still on its goroutine's stack;
+// unwinding says that a panic or runtime.Goexit unwound it (endUnwound).
+func (p *Probe) finish(fr *Frame, unwinding bool) int64 {
 	var t int64
 	var left, reason uint8
 	var sys bool
@@ -74,8 +100,20 @@ func (p *Probe) end(fr *Frame) int64 {
 		g.release()
 		return -1
 	}
-	for g.depth > d+1 {
+	for g.depth > d+1 { // firings begun since, and unwound, on another path
 		g.unwind()
+	}
+	if unwinding {
+		// It ends where its current stretch began, at its last metered
+		// child's end or its start: what it ran in the stretches it
+		// closed is its own; the stretch the panic cut is its parent's,
+		// which holds the runtime's recovery too (a CPU profile charges
+		// that to no function of the program: runtime.mcall).
+		t, left, reason, sys = fr.mark, fr.left, 0, false
+		unwound.Add(1)
+		if g.trace != 0 && d < g.trace {
+			g.cut = true // its trace ends here, truncated
+		}
 	}
 	k := pathMeter
 	switch fr.how {
@@ -96,7 +134,7 @@ func (p *Probe) end(fr *Frame) int64 {
 	measured := false
 	if d > 0 {
 		pf = g.frames[d-1]
-		if fr.entry != noEntry {
+		if fr.entry != noEntry && !unwinding {
 			// The parent's stretch left out what metering this firing
 			// cost it around its clock reads, timed (entryRead).
 			measured, outer = true, inner
@@ -187,7 +225,7 @@ func (p *Probe) end(fr *Frame) int64 {
 		pf.entryRead(fr, t, k)
 	}
 	g.calibLeft--
-	measure := g.calibLeft <= 0 && !p.internal && engine.manual == nil
+	measure := g.calibLeft <= 0 && !p.internal && engine.manual == nil && !unwinding
 	if measure {
 		g.calibLeft = calibrateEvery
 	}

@@ -117,21 +117,24 @@ func (g *Goroutine) sameGoroutine() {
 	}
 }
 
-// settleFrames drops the frames whose firings are gone, g running the
-// goroutine they belong to: those whose frame is deeper than pos, which
-// cannot be the pushing function's callers; and one whose frame is at the
-// same depth, unless it belongs to the same function running there, at
-// another call of Begin (a probed function inlined into another: both
-// share one frame). A dropped firing is not counted (its time shows in its
-// metered parent's inherent time); a trace whose root is dropped ends,
+// settleFrames ends the frames whose firings are gone, g running the
+// goroutine they belong to (endUnwound): those whose frame is deeper than
+// pos, which cannot be the pushing function's callers; and one whose frame
+// is at the same depth, unless it belongs to the same function running
+// there, at another call of Begin (a probed function inlined into
+// another: both share one frame). A trace whose root is ended so ends,
 // truncated.
 func (g *Goroutine) settleFrames(pos, pc uintptr) {
-	for g.depth > 0 {
-		c := g.frames[g.depth-1]
+	keep := g.depth
+	for keep > 0 {
+		c := g.frames[keep-1]
 		if c.pos < pos || c.pos == pos && c.pc != pc && sameFunc(c.pc, pc) {
-			return
+			break
 		}
-		g.unwind()
+		keep--
+	}
+	if keep < g.depth {
+		g.endUnwound(keep)
 	}
 }
 

@@ -97,8 +97,9 @@ func TestUnmeteredFiringsAreNotParents(t *testing.T) {
 }
 
 // A firing that a panic or runtime.Goexit unwinds never reaches its End:
-// it is dropped, not counted, and its parent's End (or the goroutine's
-// next push) finds the stack as it should be.
+// its parent's End (or the goroutine's next push) ends it as of its last
+// timed child's end, counts it as unwound, and finds the stack as it
+// should be.
 func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 	wire(t, Chain{})
 	outer, middle, inner := newProbe(t, "outer"), newProbe(t, "middle"), newProbe(t, "inner")
@@ -119,12 +120,23 @@ func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 	if d := depthNow(); d != 0 {
 		t.Fatalf("depth after a recovered panic = %d, want 0", d)
 	}
-	checkRow(t, outer, 1, 1500, 1500) // the unwound firings' time is its own
-	checkRow(t, middle, 1, 0, 0)      // called, never timed
+	checkRow(t, outer, 1, 1500, 1500) // what the panic cut is its own: inner's stretch held it
+	checkRow(t, middle, 1, 0, 0)
 	checkRow(t, inner, 1, 0, 0)
+	fire(outer, 0, func() {
+		defer func() { recover() }()
+		fire(middle, 300, func() {
+			fire(inner, 200, nil)
+			clk.Advance(50)
+			panic("after inner")
+		})
+	})
+	checkRow(t, middle, 2, 500, 300) // its stretch before inner is its own, the one the panic cut outer's
+	checkRow(t, inner, 2, 200, 200)
+	checkRow(t, outer, 2, 2050, 1550)
 
 	// A recovered panic in a function with no probe: the goroutine's next
-	// firing at the same depth drops what the panic left.
+	// firing at the same depth ends what the panic left.
 	for i := 0; i < 3; i++ {
 		func() {
 			defer func() { recover() }()
@@ -132,14 +144,14 @@ func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 		}()
 	}
 	fire(middle, 100, nil)
-	checkRow(t, middle, 5, 100*5, 100*5) // five calls, one of them timed
+	checkRow(t, middle, 6, 500+100, 300+100) // six calls: the loop's end where they began, the last timed
 	if d := depthNow(); d != 0 {
 		t.Fatalf("depth after recovered panics = %d, want 0", d)
 	}
-	// middle and inner by outer's End, then the three loop firings, each
-	// by the next firing at its depth.
-	if n := Take().Unwound - unwound0; n != 5 {
-		t.Fatalf("unwound firings = %d, want 5", n)
+	// middle and inner by outer's End, middle again by outer's next End,
+	// then the three loop firings, each by the next firing at its depth.
+	if n := Take().Unwound - unwound0; n != 6 {
+		t.Fatalf("unwound firings = %d, want 6", n)
 	}
 
 	done := make(chan int)
@@ -150,8 +162,8 @@ func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 	if d := <-done; d != 2 {
 		t.Fatalf("depth seen by a deferred call during Goexit = %d, want 2 (nothing ended)", d)
 	}
-	if c, n := middle.Calls(), middle.Metered(); c != 6 || n != 1 {
-		t.Fatalf("middle after Goexit: %d calls, %d metered; want 6 and 1", c, n)
+	if c, n := middle.Calls(), middle.Metered(); c != 7 || n != 6 {
+		t.Fatalf("middle after Goexit: %d calls, %d metered; want 7 and 6", c, n)
 	}
 }
 
@@ -370,13 +382,14 @@ func TestEndTwiceAndLostEnd(t *testing.T) {
 	a.End(&fa)
 	a.End(&fa) // twice: nothing
 	checkRow(t, a, 1, 1*us, 1*us)
-	// A manual caller that loses an End: the parent's End drops it.
+	// A manual caller that loses an End: the parent's End ends it as of
+	// its last timed child's end, here its start.
 	fa = a.Begin()
 	func() { b.Begin() }() // deeper, never ended
 	clk.Advance(1 * us)
 	a.End(&fa)
 	checkRow(t, a, 2, 2*us, 2*us)
-	checkRow(t, b, 1, 0, 0) // called, never ended
+	checkRow(t, b, 1, 0, 0)
 	if d := depthNow(); d != 0 {
 		t.Fatalf("depth = %d", d)
 	}

@@ -103,7 +103,7 @@ func TestTraceHandOver(t *testing.T) {
 }
 
 // A trace whose root a panic unwinds ends at the goroutine's next firing,
-// truncated, with the cut-off spans marked (End 0).
+// truncated, its unwound spans ended there.
 func TestTraceLosesItsRoot(t *testing.T) {
 	rec := &recorder{}
 	wire(t, Chain{Tracepoint: &tracepoint.Rule{Sample: 1}, Sink: rec})
@@ -121,8 +121,8 @@ func TestTraceLosesItsRoot(t *testing.T) {
 	if len(rec.parts) != 0 {
 		t.Fatalf("handed over before the goroutine's next firing: %s", rec)
 	}
-	fire(root, 1, nil) // at the root's depth: drops the unwound firings
-	want := "[root:0<-1! leaf:1<0 leaf:2<0! final=true truncated=true][root:0<-1 final=true truncated=false]"
+	fire(root, 1, nil) // at the root's depth: ends the unwound firings
+	want := "[root:0<-1 leaf:1<0 leaf:2<0 final=true truncated=true][root:0<-1 final=true truncated=false]"
 	if got := rec.String(); got != want {
 		t.Fatalf("parts %s\nwant %s", got, want)
 	}
