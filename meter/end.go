@@ -85,6 +85,14 @@ func (p *Probe) finish(fr *Frame, unwinding bool) int64 {
 	var left, reason uint8
 	var sys bool
 	switch { // stamp, its other ways written out
+	case unwinding:
+		// It ends where its current stretch began, at its last metered
+		// child's end or its start: what it ran in the stretches it
+		// closed is its own; the stretch the panic cut is its parent's,
+		// which holds the runtime's recovery too (a CPU profile charges
+		// that to no function of the program: runtime.mcall). No marks
+		// are read: they clear what its parent's stretch is to see.
+		t, left = fr.mark, fr.left
 	case stampTSC:
 		t, left, reason, sys = stamp()
 	case engine.manual == nil:
@@ -104,12 +112,6 @@ func (p *Probe) finish(fr *Frame, unwinding bool) int64 {
 		g.unwind()
 	}
 	if unwinding {
-		// It ends where its current stretch began, at its last metered
-		// child's end or its start: what it ran in the stretches it
-		// closed is its own; the stretch the panic cut is its parent's,
-		// which holds the runtime's recovery too (a CPU profile charges
-		// that to no function of the program: runtime.mcall).
-		t, left, reason, sys = fr.mark, fr.left, 0, false
 		unwound.Add(1)
 		if g.trace != 0 && d < g.trace {
 			g.cut = true // its trace ends here, truncated
