@@ -79,7 +79,9 @@ func (g *Goroutine) endUnwound(keep int32) {
 }
 
 // finish is end's work for a firing still on its goroutine's stack;
-// unwinding says that a panic or runtime.Goexit unwound it (endUnwound).
+// unwinding says that a panic or runtime.Goexit unwound it (endUnwound):
+// its statistics keep it, but the chain's verdicts and a sampled probe's
+// pricing by caller rest on whole calls, and leave it out.
 func (p *Probe) finish(fr *Frame, unwinding bool) int64 {
 	var t int64
 	var left, reason uint8
@@ -196,14 +198,14 @@ func (p *Probe) finish(fr *Frame, unwinding bool) int64 {
 	if engine.untimed != nil && n&(shortJudgeAt-1) == 0 && !p.internal && p.short.Load() == shortUnknown {
 		p.judgeShort()
 	}
-	if fr.how == meterSelected {
+	if fr.how == meterSelected && !unwinding {
 		p.noteSelected(pf, own, fr.weight, fr.bare)
 		if n%ownMeanEvery == 0 {
 			p.refreshOwnMean()
 		}
 	}
 	p.noteEnded()
-	if fr.how == meterSpot || engine.hotspot != nil || engine.budget != nil {
+	if (fr.how == meterSpot || engine.hotspot != nil || engine.budget != nil) && !unwinding { // a verdict rests on whole calls
 		// A verdict takes microseconds (decide reads every probe): that
 		// time is the engine's, not the parent's.
 		// Own time is at most the firing's time here, where the sampler's
