@@ -14,7 +14,7 @@ import (
 // records the probe's statistics (one pinned write of the P's own row: no
 // atomic instruction on amd64, once the probe is metered often) and lets
 // the chain judge the firing. Frames above *f's are firings that a panic
-// or runtime.Goexit unwound: they are dropped first.
+// or runtime.Goexit unwound: they end first (endUnwound).
 //
 // End is not inlined, so that its test of *f is its own. Generated code
 // tests the firing in memory itself before most exits; a load of *f
@@ -36,7 +36,21 @@ import (
 //go:nosplit
 func (p *Probe) End(f *Firing) {
 	if fr := *f; fr != 0 {
-		p.end(fr.frame())
+		p.end(fr.frame(), false)
+	}
+}
+
+// endUnwound ends the firings above the first keep of g's frames, innermost
+// first: a panic or runtime.Goexit unwound them, and the engine finds
+// them gone now, at a push or at the End of a firing below them. Each ends
+// as of its current stretch's beginning (end): what it ran in the
+// stretches it closed is its own, as a CPU profile charges it; where in
+// the stretch the panic came, and what ran after it, the engine cannot
+// tell. The caller holds g.
+func (g *Goroutine) endUnwound(keep int32) {
+	for g.depth > keep {
+		fr := g.frames[g.depth-1]
+		fr.probe.end(fr, true)
 	}
 }
 
@@ -50,39 +64,25 @@ func (p *Probe) End(f *Firing) {
 // probe's time being its callers'. The metered firing below it on the
 // stack, whatever its timed parent, carries what metering this firing cost
 // (its outer overhead), and spends what the firing spent of its budget.
-func (p *Probe) end(fr *Frame) int64 {
+//
+// unwinding says that a panic or runtime.Goexit unwound fr (endUnwound):
+// its statistics keep it, but the chain's verdicts and a sampled probe's
+// pricing by caller rest on whole calls, and leave it out.
+func (p *Probe) end(fr *Frame, unwinding bool) int64 {
 	if fr == firstEnd {
 		p.noteEnded()
 		return -1
 	}
 	g := fr.g
 	g.acquire()
-	if d := fr.index; d+1 < g.depth && g.frames[d] == fr && fr.probe == p {
-		g.endUnwound(d + 1)
+	d := fr.index
+	if d >= g.depth || fr.probe != p { // dropped already: not ours any more
+		g.release()
+		return -1
 	}
-	g.release()
-	return p.finish(fr, false)
-}
-
-// endUnwound ends the firings above the first keep of g's frames, innermost
-// first: a panic or runtime.Goexit unwound them, and the engine finds
-// them gone now, at a push or at the End of a firing below them. Each ends
-// as of its current stretch's beginning (finish): what it ran in the
-// stretches it closed is its own, as a CPU profile charges it; where in
-// the stretch the panic came, and what ran after it, the engine cannot
-// tell. The caller holds g.
-func (g *Goroutine) endUnwound(keep int32) {
-	for g.depth > keep {
-		fr := g.frames[g.depth-1]
-		fr.probe.finish(fr, true)
+	if g.depth > d+1 {
+		g.endUnwound(d + 1) // before this firing's clock read: they end first
 	}
-}
-
-// finish is end's work for a firing still on its goroutine's stack;
-// unwinding says that a panic or runtime.Goexit unwound it (endUnwound):
-// its statistics keep it, but the chain's verdicts and a sampled probe's
-// pricing by caller rest on whole calls, and leave it out.
-func (p *Probe) finish(fr *Frame, unwinding bool) int64 {
 	var t int64
 	var left, reason uint8
 	var sys bool
@@ -95,6 +95,10 @@ func (p *Probe) finish(fr *Frame, unwinding bool) int64 {
 		// that to no function of the program: runtime.mcall). No marks
 		// are read: they clear what its parent's stretch is to see.
 		t, left = fr.mark, fr.left
+		unwound.Add(1)
+		if g.trace != 0 && d < g.trace {
+			g.cut = true // its trace ends here, truncated
+		}
 	case stampTSC:
 		t, left, reason, sys = stamp()
 	case engine.manual == nil:
@@ -102,22 +106,6 @@ func (p *Probe) finish(fr *Frame, unwinding bool) int64 {
 		left, reason, sys = marks()
 	default:
 		t, left, reason, sys = stampOther()
-	}
-	g := fr.g
-	g.acquire()
-	d := fr.index
-	if d >= g.depth || fr.probe != p { // dropped already: not ours any more
-		g.release()
-		return -1
-	}
-	for g.depth > d+1 { // firings begun since, and unwound, on another path
-		g.unwind()
-	}
-	if unwinding {
-		unwound.Add(1)
-		if g.trace != 0 && d < g.trace {
-			g.cut = true // its trace ends here, truncated
-		}
 	}
 	k := pathMeter
 	switch fr.how {
@@ -285,9 +273,6 @@ func (g *Goroutine) unwind() {
 			parent.pool -= fr.budget - fr.pool
 		}
 		parent.mark, parent.child, parent.base, parent.charger = fr.start, 0, -1, 0
-		if fr.entry != noEntry {
-			parent.mark = fr.entry // its stretch ended there (push)
-		}
 	}
 	g.depth = d
 	if fr.label != nil {
