@@ -103,12 +103,7 @@ func (p *parser) factor() int64 {
 //
 //meter:ignore
 func gen(b []byte, r *uint64, depth int) []byte {
-	rnd := func(n uint64) uint64 {
-		*r ^= *r << 13
-		*r ^= *r >> 7
-		*r ^= *r << 17
-		return *r % n
-	}
+	rnd := func(n uint64) uint64 { return busy.Draw(r, n) }
 	terms := 1 + rnd(3)
 	for i := uint64(0); i < terms; i++ {
 		if i > 0 {

@@ -98,12 +98,7 @@ func (p *parser) parseRecord(src []byte) (err error) {
 //
 //meter:ignore
 func gen(b []byte, r *uint64, depth int, bad *int) []byte {
-	rnd := func(n uint64) uint64 {
-		*r ^= *r << 13
-		*r ^= *r >> 7
-		*r ^= *r << 17
-		return *r % n
-	}
+	rnd := func(n uint64) uint64 { return busy.Draw(r, n) }
 	if depth > 0 && rnd(4) != 0 {
 		b = append(b, '[')
 		items := 1 + rnd(4)

@@ -72,12 +72,7 @@ func (w *walker) scan(f uint64) {
 //
 //meter:ignore
 func build(r *uint64, depth int) *dir {
-	rnd := func(n uint64) uint64 {
-		*r ^= *r << 13
-		*r ^= *r >> 7
-		*r ^= *r << 17
-		return *r % n
-	}
+	rnd := func(n uint64) uint64 { return busy.Draw(r, n) }
 	d := &dir{}
 	for i := uint64(0); i < 10+rnd(90); i++ {
 		d.names = append(d.names, rnd(1<<32))

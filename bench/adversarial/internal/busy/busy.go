@@ -1,4 +1,5 @@
-// Package busy is the CPU work of the adversarial programs' functions.
+// Package busy is the CPU work of the adversarial programs' functions,
+// and the draws that make their inputs.
 //
 // It is not instrumented (bench/adversarial/run.sh instruments only the
 // program's own package): Spin has no probe, so its time is its callers'
@@ -14,4 +15,13 @@ func Spin(x uint64, rounds int) uint64 {
 		x ^= x >> 29
 	}
 	return x
+}
+
+// Draw advances the xorshift generator whose state is *r and returns its
+// next value modulo n: the same inputs every run, from the same seed.
+func Draw(r *uint64, n uint64) uint64 {
+	*r ^= *r << 13
+	*r ^= *r >> 7
+	*r ^= *r << 17
+	return *r % n
 }
