@@ -36,7 +36,7 @@ import (
 //go:nosplit
 func (p *Probe) End(f *Firing) {
 	if fr := *f; fr != 0 {
-		p.end(fr.frame(), false)
+		p.end(fr.frame())
 	}
 }
 
@@ -50,7 +50,9 @@ func (p *Probe) End(f *Firing) {
 func (g *Goroutine) endUnwound(keep int32) {
 	for g.depth > keep {
 		fr := g.frames[g.depth-1]
-		fr.probe.end(fr, true)
+		fr.cut, fr.entry = true, noEntry // its parent is charged the calibrated overheads
+		fr.probe.end(fr)
+		fr.cut = false
 	}
 }
 
@@ -65,29 +67,26 @@ func (g *Goroutine) endUnwound(keep int32) {
 // stack, whatever its timed parent, carries what metering this firing cost
 // (its outer overhead), and spends what the firing spent of its budget.
 //
-// unwinding says that a panic or runtime.Goexit unwound fr (endUnwound):
-// its statistics keep it, but the chain's verdicts and a sampled probe's
+// fr.cut says that a panic or runtime.Goexit unwound fr (endUnwound): its
+// statistics keep it, but the chain's verdicts and a sampled probe's
 // pricing by caller rest on whole calls, and leave it out.
-func (p *Probe) end(fr *Frame, unwinding bool) int64 {
+func (p *Probe) end(fr *Frame) int64 {
 	if fr == firstEnd {
 		p.noteEnded()
 		return -1
 	}
-	g := fr.g
-	g.acquire()
-	d := fr.index
-	if d >= g.depth || fr.probe != p { // dropped already: not ours any more
+	fr.g.acquire()
+	if g := fr.g; fr.index >= g.depth || fr.probe != p { // dropped already: not ours any more
 		g.release()
 		return -1
-	}
-	if g.depth > d+1 {
-		g.endUnwound(d + 1) // before this firing's clock read: they end first
+	} else if g.depth > fr.index+1 {
+		g.endUnwound(fr.index + 1) // before this firing's clock read: they end first
 	}
 	var t int64
 	var left, reason uint8
 	var sys bool
 	switch { // stamp, its other ways written out
-	case unwinding:
+	case fr.cut:
 		// It ends where its current stretch began, at its last metered
 		// child's end or its start: what it ran in the stretches it
 		// closed is its own; the stretch the panic cut is its parent's,
@@ -96,7 +95,7 @@ func (p *Probe) end(fr *Frame, unwinding bool) int64 {
 		// are read: they clear what its parent's stretch is to see.
 		t, left = fr.mark, fr.left
 		unwound.Add(1)
-		if g.trace != 0 && d < g.trace {
+		if g := fr.g; g.trace != 0 && fr.index < g.trace {
 			g.cut = true // its trace ends here, truncated
 		}
 	case stampTSC:
@@ -107,6 +106,7 @@ func (p *Probe) end(fr *Frame, unwinding bool) int64 {
 	default:
 		t, left, reason, sys = stampOther()
 	}
+	g, d := fr.g, fr.index // read again: kept across the clock read, they would cost End's path a spill each
 	k := pathMeter
 	switch fr.how {
 	case meterSelected, meterSpot, meterRecheck:
@@ -123,13 +123,12 @@ func (p *Probe) end(fr *Frame, unwinding bool) int64 {
 		p.recheck(own) // its time is its parent's, below, as every untimed call's is
 	}
 	var pf *Frame
-	measured := false
 	if d > 0 {
 		pf = g.frames[d-1]
-		if fr.entry != noEntry && !unwinding {
+		if fr.entry != noEntry {
 			// The parent's stretch left out what metering this firing
 			// cost it around its clock reads, timed (entryRead).
-			measured, outer = true, inner
+			outer = inner
 		}
 		pf.over += fr.over + outer
 		if !pf.probe.parent.Load() {
@@ -186,19 +185,19 @@ func (p *Probe) end(fr *Frame, unwinding bool) int64 {
 	if engine.untimed != nil && n&(shortJudgeAt-1) == 0 && !p.internal && p.short.Load() == shortUnknown {
 		p.judgeShort()
 	}
-	if fr.how == meterSelected && !unwinding {
+	if fr.how == meterSelected && !fr.cut {
 		p.noteSelected(pf, own, fr.weight, fr.bare)
 		if n%ownMeanEvery == 0 {
 			p.refreshOwnMean()
 		}
 	}
 	p.noteEnded()
-	if (fr.how == meterSpot || engine.hotspot != nil || engine.budget != nil) && !unwinding { // a verdict rests on whole calls
+	if (fr.how == meterSpot || engine.hotspot != nil || engine.budget != nil) && !fr.cut { // a verdict rests on whole calls
 		// A verdict takes microseconds (decide reads every probe): that
 		// time is the engine's, not the parent's.
 		// Own time is at most the firing's time here, where the sampler's
 		// estimate of a stretch left out (leaveOut) holds more.
-		if slow := judge(p, fr.how == meterSpot, incl, min(max(own, 0), incl), n, t); slow > 0 && pf != nil && !measured {
+		if slow := judge(p, fr.how == meterSpot, incl, min(max(own, 0), incl), n, t); slow > 0 && pf != nil && fr.entry == noEntry {
 			pf.over += slow
 		}
 	}
@@ -213,11 +212,11 @@ func (p *Probe) end(fr *Frame, unwinding bool) int64 {
 			g.handOver(t)
 		}
 	}
-	if measured {
+	if pf != nil && fr.entry != noEntry {
 		pf.entryRead(fr, t, k)
 	}
 	g.calibLeft--
-	measure := g.calibLeft <= 0 && !p.internal && engine.manual == nil && !unwinding
+	measure := g.calibLeft <= 0 && !p.internal && engine.manual == nil && !fr.cut
 	if measure {
 		g.calibLeft = calibrateEvery
 	}

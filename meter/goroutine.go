@@ -95,6 +95,10 @@ type Frame struct {
 	// its own stack): CPU time that a CPU profile charges to the function,
 	// however long, so the firing is not taken as interrupted (end.go).
 	worked uint8
+	// cut, while endUnwound ends it, says a panic or runtime.Goexit
+	// unwound it (end.go). A field, not an argument of end, so that End's
+	// path neither passes it nor keeps it across its clock read.
+	cut    bool
 	label  *mark // inside a trace, what goroutines started while it is innermost inherit (join.go)
 	waited int64 // ns of its stretches left out because its goroutine parked in them (stretch.go)
 	// kept is the own time of the firings of its own probe directly inside
