@@ -122,7 +122,10 @@
 // their deferred calls belong to their time), for functions that call
 // runtime.Goexit, or testing's FailNow, Fatal, Fatalf, SkipNow, Skip or
 // Skipf, themselves (Goexit skips the returns and runs the deferred
-// calls: End then runs as the goroutine ends), for functions with no exit
+// calls: End then runs as the goroutine ends), for functions that return
+// from inside the body of a range over an iterator function (the body runs
+// inside the iterator's calls: an End there would run before they
+// return), for functions with no exit
 // (no return, a terminating end), where a result name is blank or
 // shadowed at a return that computes, where the layout gives End no line
 // of its own (a return after other code on its line), and for examples

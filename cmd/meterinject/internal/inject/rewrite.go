@@ -284,6 +284,8 @@ func decideShape(j *fileJob, s *site, shape Shape) *sitePlan {
 		return deferShape("defers")
 	case endsGoroutine(j.info, body):
 		return deferShape("runtime.Goexit")
+	case returnsFromRangeFunc(j.info, body):
+		return deferShape("a return in a range-over-func loop")
 	case outputComment(j, s):
 		return deferShape("an example's output comment")
 	}
@@ -801,6 +803,37 @@ func hasOwnDefer(body *ast.BlockStmt) bool {
 		return !found
 	})
 	return found
+}
+
+// returnsFromRangeFunc reports whether body returns, itself, from inside
+// the loop body of a range over a function (an iterator, go1.23). The
+// compiler makes that loop body a function that the iterator calls, deep
+// in the iterator's own calls: an End before such a return would run
+// there, with the iterator's firings still open above the function's,
+// and the engine would take them as unwound and give the function their
+// time. So the function gets the defer shape: its End runs as it returns,
+// after the iterator has. Without type information (a file for another
+// platform), a return inside any range loop counts.
+func returnsFromRangeFunc(info *types.Info, body *ast.BlockStmt) bool {
+	return holds(body, func(n ast.Node) bool {
+		r, ok := n.(*ast.RangeStmt)
+		if !ok {
+			return false
+		}
+		if info != nil {
+			t := info.TypeOf(r.X)
+			if t == nil {
+				return false
+			}
+			if _, fn := t.Underlying().(*types.Signature); !fn {
+				return false
+			}
+		}
+		return holds(r.Body, func(n ast.Node) bool {
+			_, ok := n.(*ast.ReturnStmt)
+			return ok
+		})
+	})
 }
 
 // endsGoroutine reports whether body calls, itself, runtime.Goexit or one
