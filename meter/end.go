@@ -120,7 +120,7 @@ func (p *Probe) end(fr *Frame) int64 {
 	fr.closeStretch(t, left, reason, sys)
 	own := fr.own - inner // may be below 0 where children were estimated: an estimate, not clamped
 	if fr.how == meterRecheck {
-		p.recheck(own) // its time is its parent's, below, as every untimed call's is
+		p.recheck(own, fr.recheckCalls(p)) // its time is its parent's, below, as every untimed call's is
 	}
 	var pf *Frame
 	if d > 0 {

@@ -128,7 +128,11 @@ type Frame struct {
 	// waitLeft is the goroutine's count of leaving the running state at
 	// waitAt.
 	waitLeft uint8
-	_        [7]byte // to whole cache lines (lines_test.go)
+	// recheckP, for a recheck of a recursive probe (judge.go), is 1 + the
+	// P it began on, and recheckN the low bits of the probe's count on
+	// that P then: its End counts the calls nested in it from them.
+	recheckP uint8
+	recheckN uint32 // the last field: the frame fills whole cache lines (lines_test.go)
 }
 
 // gtable maps a runtime g's address to its state. Look-ups are lock-free:

@@ -1016,35 +1016,80 @@ func TestUntimedProbeNotSampledForOneLongRecheck(t *testing.T) {
 	}
 }
 
-// A recursive untimed probe is not rechecked: a rechecked call's own time
-// would hold every call nested in it, untimed, and a call high in the
-// recursion is long though each call is short. Here each call is 20 ns of
-// its own, in a recursion 12 deep (4,095 calls, 11 in an average call's).
-func TestRecursiveUntimedProbeNotRechecked(t *testing.T) {
-	parent := wireRechecks(t)
-	rec := newProbe(t, "rec")
-	var call func(depth int)
-	call = func(depth int) {
-		fire(rec, 20, func() {
-			if depth > 1 {
-				call(depth - 1)
-				call(depth - 1)
+// A recursive untimed probe is rechecked with the calls of its own nested
+// in a rechecked call counted: that call's own time holds theirs, untimed,
+// and stands for all of them. Here each call is 20 ns of its own at first,
+// in a recursion 12 deep (4,095 calls a round), where a call high in the
+// recursion holds 82 µs. Calls that stay so keep the probe untimed, its
+// rechecked mean 20 ns a call exactly; calls that grow to 300 ns each, over
+// the 200 ns limit, make it sampled.
+func TestRecursiveUntimedProbeRecheckedByItsCalls(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		later   int64 // ns of its own a call after its verdict
+		sampled bool
+	}{
+		{"stays short", 20, false},
+		{"grows long", 300, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			parent := wireRechecks(t)
+			rec := newProbe(t, "rec")
+			own := int64(20)
+			var call func(depth int)
+			call = func(depth int) {
+				fire(rec, own, func() {
+					if depth > 1 {
+						call(depth - 1)
+						call(depth - 1)
+					}
+				})
+			}
+			round := func() { fire(parent, 10*us, func() { call(12) }) }
+			round()
+			if s := rec.State(); s != Untimed || !rec.nested.Load() {
+				t.Fatalf("state %d, recursive %v after its first calls, want untimed and recursive", s, rec.nested.Load())
+			}
+			own = c.later
+			calls0, sum0 := rec.recheckCalls.Load(), rec.recheckOwn.Load() // rechecks of the first round's last calls
+			rounds := 1
+			for rec.rechecked.Load() < 4*recheckEvery && rec.State() == Untimed {
+				round()
+				if rounds++; rounds > 1000 {
+					t.Fatalf("%d rechecks in %d rounds", rec.rechecked.Load(), rounds)
+				}
+			}
+			if s := rec.State(); (s == Sampled) != c.sampled {
+				t.Fatalf("state %d after %d rechecks, want sampled %v", s, rec.rechecked.Load(), c.sampled)
+			}
+			calls, sum := rec.recheckCalls.Load()-calls0, rec.recheckOwn.Load()-sum0
+			if calls <= int64(rec.rechecked.Load()) {
+				t.Fatalf("%d rechecks hold %d calls: nested calls not counted", rec.rechecked.Load(), calls)
+			}
+			if sum != c.later*calls {
+				t.Fatalf("rechecked calls: %d ns of their own over %d calls, want %d a call", sum, calls, c.later)
+			}
+			if got, want := rec.row().Count, rec.Calls(); got != want || got != int64(rounds)*4095 {
+				t.Fatalf("count %d, want its %d calls", got, want)
+			}
+			if !c.sampled {
+				return
+			}
+			// Sampled by its rechecks, it stays so, though its selected
+			// firings come to say its calls are short again: a verdict
+			// that went back and forth would give its parent back, at
+			// each turn, what its calls never took.
+			own = 20
+			for i, w := 0, 4*rec.selectedW.Load()+untimeAfter*engine.hotspot.Initial; rec.selectedW.Load() < w && rec.State() == Sampled; i++ {
+				if i > 1000 {
+					t.Fatalf("selected firings stand for %d calls after %d rounds", rec.selectedW.Load(), i)
+				}
+				round()
+			}
+			if s := rec.State(); s != Sampled {
+				t.Fatalf("state %d once its selected firings say 20 ns a call, want sampled", s)
 			}
 		})
-	}
-	round := func() { fire(parent, 10*us, func() { call(12) }) }
-	round()
-	if s := rec.State(); s != Untimed {
-		t.Fatalf("state %d after its first calls, want untimed", s)
-	}
-	for range 4 * recheckEvery * (checkpointEvery/4095 + 1) {
-		round()
-	}
-	if s, n := rec.State(), rec.rechecked.Load(); s != Untimed || n != 0 {
-		t.Fatalf("state %d after %d rechecks, want untimed, never rechecked", s, n)
-	}
-	if got, want := rec.row().Count, rec.Calls(); got != want || got != int64(1+4*recheckEvery*(checkpointEvery/4095+1))*4095 {
-		t.Fatalf("count %d, want its %d calls", got, want)
 	}
 }
 

@@ -384,12 +384,13 @@ func givenBack(p *Probe) int64 {
 // stay there too, a few thousand calls at most. With hotspot off, or
 // sampling off, an untimed probe is not rechecked: it would be metered at
 // every call, and its row could not count the calls it made untimed.
-// Nor is a recursive probe, one whose metered firings, before its verdict,
-// ran directly inside its own (Probe.nested): a rechecked call's own time
-// would hold all the calls nested in it, untimed, and a call of a
-// recursive function of 14 ns a call high in its recursion takes
-// milliseconds. A recursion through another instrumented function is not
-// seen.
+// A recursive probe, one whose metered firings, before its verdict, ran
+// directly inside its own (Probe.nested), is rechecked too, with the calls
+// of its own nested in a rechecked call counted (recheckStart): that
+// call's own time holds theirs, untimed, so it stands for all of them, and
+// the mean is the rechecked calls' own time over the calls it holds. A
+// call that moved to another P counts nothing and adds nothing. A
+// recursion through another instrumented function is not seen.
 
 // recheckEvery is how many rechecked calls of an untimed probe are judged
 // together; maxRechecks how many it is rechecked in all.
@@ -416,7 +417,52 @@ func checkpointed(p *Probe, pos, pc uintptr) *Frame {
 	if !p.rechecks() {
 		return nil
 	}
-	return meterHere(p, pos, pc, meterRecheck)
+	fr := meterHere(p, pos, pc, meterRecheck)
+	if fr != nil && p.nested.Load() {
+		fr.recheckStart(p)
+	}
+	return fr
+}
+
+// recheckStart notes, for fr, a recheck of the recursive probe p, the P
+// it runs on and p's count there (Frame.recheckP).
+func (fr *Frame) recheckStart(p *Probe) {
+	pid := uintptr(procPin())
+	fr.recheckP = 0 // counted in the spill word: not told apart
+	if pid < countProcs && pid < 255 {
+		fr.recheckP, fr.recheckN = uint8(pid+1), uint32(atomic.LoadInt64(&p.slotOn(pid).calls))
+	}
+	procUnpin()
+}
+
+// recheckCalls returns how many calls of p the rechecked firing fr holds:
+// 1, and for a recursive probe the calls nested in it, counted on the P it
+// began on; 0 where it ran on another P at its end, or inside a rechecked
+// call of p on its goroutine, which holds it.
+func (fr *Frame) recheckCalls(p *Probe) int64 {
+	if !p.nested.Load() {
+		return 1
+	}
+	start := fr.recheckP
+	fr.recheckP = 0
+	if start == 0 {
+		return 0
+	}
+	for i := fr.index - 1; i >= 0; i-- {
+		if f := fr.g.frames[i]; f.probe == p && f.how == meterRecheck {
+			return 0
+		}
+	}
+	pid := uintptr(procPin())
+	var n uint32
+	if pid+1 == uintptr(start) {
+		n = uint32(atomic.LoadInt64(&p.slotOn(pid).calls))
+	}
+	procUnpin()
+	if pid+1 != uintptr(start) {
+		return 0
+	}
+	return 1 + int64(n-fr.recheckN)
 }
 
 // rechecks reports whether p's next checkpoint is a recheck.
@@ -426,7 +472,7 @@ func (p *Probe) rechecks() bool {
 
 // recheckable reports whether p, untimed, is rechecked at all.
 func (p *Probe) recheckable() bool {
-	return engine.hotspot != nil && engine.sample > 0 && !p.internal && !p.nested.Load()
+	return engine.hotspot != nil && engine.sample > 0 && !p.internal
 }
 
 // nextCheckpoint returns how many of p's firings on a P pass before its
@@ -452,13 +498,18 @@ const (
 	denseGap      = checkpointEvery / 8
 )
 
-// recheck notes a rechecked call of p, of own ns of its own, and samples
-// p once its rechecked calls take the untimed limit or more on average,
-// each counted at recheckCap times the limit at most.
-func (p *Probe) recheck(own int64) {
-	sum := p.recheckOwn.Add(min(max(own, 0), recheckCap*UntimedLimit()))
+// recheck notes a rechecked call of p, of own ns of its own, holding calls
+// calls of p (recheckCalls; 0: left out), and samples p once its
+// rechecked calls take the untimed limit or more a call on average, each
+// counted at recheckCap times the limit a call at most.
+func (p *Probe) recheck(own, calls int64) {
+	if calls <= 0 {
+		return
+	}
+	sum := p.recheckOwn.Add(min(max(own, 0), recheckCap*UntimedLimit()*calls))
+	c := p.recheckCalls.Add(calls)
 	n := p.rechecked.Add(1)
-	if n%recheckEvery == 0 && sum/int64(n) >= UntimedLimit() {
+	if n%recheckEvery == 0 && sum/c >= UntimedLimit() {
 		p.setState(Untimed, Sampled)
 	}
 }

@@ -120,11 +120,14 @@ func (p *Probe) refreshOwnMean() {
 // its stretch of unmetered calls, tell it better (untimedBy). What its
 // unmetered calls charged its timed parents is given back to them, as an
 // untimed probe's time is theirs; its metered firings' own time, a few
-// thousand calls', is left out of the model.
+// thousand calls', is left out of the model. A probe that its rechecks
+// made sampled (judge.go) stays so: they timed its calls with the calls of
+// its own nested in them counted, and a verdict that went back and forth
+// would give its parents back, at each turn, what its calls never took.
 func (p *Probe) untimeRecursion(off float64) {
 	w := p.selectedW.Load()
 	h := engine.hotspot
-	if h == nil || w < untimeAfter*h.Initial {
+	if h == nil || w < untimeAfter*h.Initial || p.recheckCalls.Load() > 0 {
 		return
 	}
 	if p.selectedMean(w, off) >= float64(UntimedLimit()) || !p.setState(Sampled, Untimed) {

@@ -91,11 +91,12 @@ type Probe struct {
 	pricing      pricing      // what its unmetered calls charged their parents, as last repriced
 	rechecked    atomic.Int32 // while untimed, its calls metered again at checkpoints (recheck)
 	recheckOwn   atomic.Int64 // ns: their own times
+	recheckCalls atomic.Int64 // the calls those times hold: one a rechecked call, and a recursive probe's calls nested in it (recheck)
 	reenabled    atomic.Int64
 	waited       atomic.Int64 // ns of its metered firings' stretches left out for a wait, each times its weight (stretch.go)
 	blind        atomic.Int64 // of those, ns of the stretches left out whole (not a bracketed wait), each times its weight: the sampler's to see into
 
-	_ [32]byte // to whole cache lines (TestWholeCacheLines)
+	_ [24]byte // to whole cache lines (TestWholeCacheLines)
 }
 
 // Name returns the probe's name, as the Go toolchain names the function.

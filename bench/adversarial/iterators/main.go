@@ -29,9 +29,10 @@
 // What it tries to break: yields that run the consumer's loop body inside
 // the iterator's firing, tens of frames deep, so that the body's work is
 // the iterator's as a CPU profile sees it; a return from inside a loop
-// body, where the consumer's End runs while the iterator's firings and
-// the recursion's are still open below it on the stack (they end after
-// it); a pulled iterator's firing on a coroutine, and the consumer's
+// body, which runs inside the iterator's calls, deep in the recursion,
+// while the consumer's firing waits for them to return (meterinject gives
+// such a consumer the defer shape: an End at that return would end it
+// there, the iterator's firings still open above it); a pulled iterator's firing on a coroutine, and the consumer's
 // firing parked, in the runtime's eyes, at every next while the
 // coroutine runs, its stretches holding a wait and the CPU time around
 // it; short and long functions side by side; a closure made in a loop
