@@ -435,7 +435,7 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int
 	}
 	f := g.frames[d]
 	f.probe, f.budget, f.pool, f.pos, f.pc, f.span, f.entry = p, pool, pool, pos, pc, -1, entry
-	f.over, f.own, f.how, f.worked, f.weight, f.forces, f.waited, f.blind, f.bare, f.kept = 0, 0, how, 0, w, 0, 0, 0, 0, 0
+	f.over, f.own, f.how, f.worked, f.caught, f.weight, f.forces, f.waited, f.blind, f.bare, f.kept = 0, 0, how, 0, false, w, 0, 0, 0, 0, 0
 	f.hist = history{}
 	if pool != Unlimited {
 		f.pool-- // a firing spends one unit on itself

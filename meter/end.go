@@ -69,7 +69,9 @@ func (g *Goroutine) endUnwound(keep int32) {
 //
 // fr.cut says that a panic or runtime.Goexit unwound fr (endUnwound): its
 // statistics keep it, but the chain's verdicts and a sampled probe's
-// pricing by caller rest on whole calls, and leave it out.
+// pricing by caller rest on whole calls, and leave it out, unless the
+// panic was caught in it (Frame.caught): it then ends where the panic
+// reached a function that recovers, its work up to the panic whole.
 func (p *Probe) end(fr *Frame) int64 {
 	if fr == firstEnd {
 		p.noteEnded()
@@ -185,14 +187,14 @@ func (p *Probe) end(fr *Frame) int64 {
 	if engine.untimed != nil && n&(shortJudgeAt-1) == 0 && !p.internal && p.short.Load() == shortUnknown {
 		p.judgeShort()
 	}
-	if fr.how == meterSelected && !fr.cut {
+	if fr.how == meterSelected && (!fr.cut || fr.caught) {
 		p.noteSelected(pf, own, fr.weight, fr.bare)
 		if n%ownMeanEvery == 0 {
 			p.refreshOwnMean()
 		}
 	}
 	p.noteEnded()
-	if (fr.how == meterSpot || engine.hotspot != nil || engine.budget != nil) && !fr.cut { // a verdict rests on whole calls
+	if (fr.how == meterSpot || engine.hotspot != nil || engine.budget != nil) && (!fr.cut || fr.caught) { // a verdict rests on whole calls, or on those a panic cut where Panicking caught it
 		// A verdict takes microseconds (decide reads every probe): that
 		// time is the engine's, not the parent's.
 		// Own time is at most the firing's time here, where the sampler's

@@ -132,6 +132,10 @@ type Frame struct {
 	// P it began on, and recheckN the low bits of the probe's count on
 	// that P then: its End counts the calls nested in it from them.
 	recheckP uint8
+	// caught says that a panic reached a function that recovers while
+	// this firing was the innermost metered one (Panicking): its current
+	// stretch began there.
+	caught   bool
 	recheckN uint32 // the last field: the frame fills whole cache lines (lines_test.go)
 }
 

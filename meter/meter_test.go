@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/meterio/meter/clock"
 )
@@ -164,6 +165,72 @@ func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 	}
 	if c, n := middle.Calls(), middle.Metered(); c != 7 || n != 6 {
 		t.Fatalf("middle after Goexit: %d calls, %d metered; want 7 and 6", c, n)
+	}
+}
+
+// Where a function that recovers calls Panicking (generated code does, at
+// its top), a firing the panic unwinds ends where the panic reached that
+// function: its work up to the panic is its own, and the deferred call and
+// the runtime's recovery after it are its parent's. Outside a panic,
+// Panicking does nothing.
+func TestPanickingEndsTheUnwoundFiringWhereThePanicIsCaught(t *testing.T) {
+	wire(t, Chain{})
+	outer, middle, inner := newProbe(t, "outer"), newProbe(t, "middle"), newProbe(t, "inner")
+	fire(newProbe(t, "settle"), 0, nil) // drops what an earlier goroutine on this g left
+	fire(outer, 0, func() {
+		defer func() {
+			Panicking()
+			clk.Advance(700) // the deferred call, and the recovery: outer's
+			recover()
+		}()
+		fire(middle, 300, func() {
+			fire(inner, 200, nil)
+			clk.Advance(50) // middle's own, up to the panic
+			panic("caught")
+		})
+	})
+	checkRow(t, middle, 1, 550, 350)
+	checkRow(t, inner, 1, 200, 200)
+	checkRow(t, outer, 1, 1250, 700)
+	fire(middle, 100, func() {
+		Panicking() // not panicking: the stretch goes on
+		clk.Advance(50)
+	})
+	checkRow(t, middle, 2, 700, 500)
+	if d := depthNow(); d != 0 {
+		t.Fatalf("depth after a caught panic = %d, want 0", d)
+	}
+}
+
+// The word of the runtime's g that Panicking reads is nil outside a panic,
+// and not nil in the deferred calls of a panic or of runtime.Goexit.
+func TestPanickingSeesThePanic(t *testing.T) {
+	word := func() unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Add(getgp(), gPanic)) }
+	if !Supported {
+		t.Skip("no g on this platform")
+	}
+	if w := word(); w != nil {
+		t.Fatalf("_panic %p outside a panic", w)
+	}
+	func() {
+		defer func() {
+			if w := word(); w == nil {
+				t.Errorf("_panic nil in a panic's deferred call")
+			}
+			recover()
+		}()
+		panic("seen")
+	}()
+	seen := make(chan unsafe.Pointer)
+	go func() {
+		defer func() { seen <- word() }()
+		runtime.Goexit()
+	}()
+	if w := <-seen; w == nil {
+		t.Fatalf("_panic nil in a deferred call of runtime.Goexit")
+	}
+	if w := word(); w != nil {
+		t.Fatalf("_panic %p after a recovered panic", w)
 	}
 }
 

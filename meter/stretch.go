@@ -630,10 +630,51 @@ func (p *Probe) Mark(f *Firing) {
 	g := fr.g
 	g.acquire()
 	if d := fr.index; d == g.depth-1 && fr.probe == p {
-		fr.closeBetween(stamp())
-		c := stretchMark.inner.Load() // what the mark costs the stretch it begins
-		fr.child, fr.base = c, c
-		g.ran = 0
+		fr.restart()
+	}
+	g.release()
+}
+
+// restart ends f's current stretch and begins the next (Mark, Panicking).
+func (f *Frame) restart() {
+	f.closeBetween(stamp())
+	c := stretchMark.inner.Load() // what the mark costs the stretch it begins
+	f.child, f.base = c, c
+	f.g.ran = 0
+}
+
+// gPanic is the offset of _panic in the runtime's g: after stack (two
+// words), stackguard0 and stackguard1, unchanged since the register ABI.
+// The word is not nil while the goroutine runs the deferred calls of a
+// panic or of runtime.Goexit (TestPanickingSeesThePanic).
+const gPanic = 4 * 8
+
+// Panicking marks the moment a panic reaches a function that calls
+// recover itself (a deferred closure that recovers): generated code calls
+// it first in such a function, at every call. Where the goroutine is
+// panicking, the innermost metered firing on it ends its current stretch
+// there, and notes that it was caught (Frame.caught): if the panic began
+// in it or below it and unwinds it, it ends as of this moment (end), its
+// work up to the panic and the runtime's search for the deferred call its
+// own, as a CPU profile charges them to the function that panicked; what
+// follows (the deferred calls, and the runtime's recovery, which a CPU
+// profile charges to no function of the program) stays its parent's. A
+// call outside a panic costs a read of the goroutine's word.
+func Panicking() {
+	gp := getgp()
+	if gp == nil || *(*unsafe.Pointer)(unsafe.Add(gp, gPanic)) == nil {
+		return
+	}
+	g := current()
+	if g == nil {
+		return
+	}
+	g.acquire()
+	g.sameGoroutine()
+	if g.depth > 0 {
+		fr := g.frames[g.depth-1]
+		fr.restart()
+		fr.caught = true
 	}
 	g.release()
 }

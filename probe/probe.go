@@ -119,6 +119,21 @@ func (p *Probe) Woke(f *Firing) bool {
 	return true
 }
 
+// Panicking marks the moment a panic reaches a function that calls
+// recover itself (a deferred closure that recovers), where the goroutine
+// is panicking (meter.Panicking): the function that panicked, metered,
+// then keeps its work up to the panic. Generated code calls it first in
+// such a function, whatever the probe's state, in an expression of its
+// own,
+//
+//	_ = meter__probes[5].Panicking()
+//
+// and it returns true, for that expression.
+func (p *Probe) Panicking() bool {
+	meter.Panicking()
+	return true
+}
+
 // Where the compiler leaves Begin a call of its own (in a closure made by
 // an inlined function), the engine must know Begin's code to find the
 // instrumented function beyond it.

@@ -545,6 +545,10 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 				hand = pr + ".Serving(" + fv + ", " + args + ")"
 			}
 		}
+		if callsRecover(j.info, s.body) {
+			// The moment a panic reaches it (probe.Probe.Panicking).
+			top = append(top, "_ = "+pr+".Panicking()")
+		}
 		top = append(top, fv+" := "+pr+".Unmetered()")
 		switch {
 		case p.shape == ShapeDefer && hand != "":
@@ -803,6 +807,28 @@ func hasOwnDefer(body *ast.BlockStmt) bool {
 		return !found
 	})
 	return found
+}
+
+// callsRecover reports whether body calls the builtin recover itself: the
+// function may stop a panic, when a panic runs it as a deferred call.
+// Without type information (a file for another platform), a call of any
+// function named recover counts.
+func callsRecover(info *types.Info, body *ast.BlockStmt) bool {
+	return holds(body, func(n ast.Node) bool {
+		c, ok := n.(*ast.CallExpr)
+		if !ok {
+			return false
+		}
+		id, ok := ast.Unparen(c.Fun).(*ast.Ident)
+		if !ok || id.Name != "recover" {
+			return false
+		}
+		if info == nil {
+			return true
+		}
+		b, ok := info.Uses[id].(*types.Builtin)
+		return ok && b.Name() == "recover"
+	})
 }
 
 // returnsFromRangeFunc reports whether body returns, itself, from inside
