@@ -82,6 +82,12 @@ func (p *Probe) end(fr *Frame) int64 {
 		g.release()
 		return -1
 	} else if g.depth > fr.index+1 {
+		if panicking() {
+			// A deferred End that a panic or runtime.Goexit runs: the
+			// panic has reached this function, as it reaches a function
+			// that recovers (Panicking).
+			g.caught()
+		}
 		g.endUnwound(fr.index + 1) // before this firing's clock read: they end first
 	}
 	var t int64

@@ -121,9 +121,11 @@ func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 	if d := depthNow(); d != 0 {
 		t.Fatalf("depth after a recovered panic = %d, want 0", d)
 	}
-	checkRow(t, outer, 1, 1500, 1500) // what the panic cut is its own: inner's stretch held it
-	checkRow(t, middle, 1, 0, 0)
-	checkRow(t, inner, 1, 0, 0)
+	// outer's End, deferred, runs in the panic: the panic has reached it,
+	// and inner ends there, its 500 ns its own.
+	checkRow(t, outer, 1, 1500, 1000)
+	checkRow(t, middle, 1, 500, 0)
+	checkRow(t, inner, 1, 500, 500)
 	fire(outer, 0, func() {
 		defer func() { recover() }()
 		fire(middle, 300, func() {
@@ -132,9 +134,12 @@ func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 			panic("after inner")
 		})
 	})
-	checkRow(t, middle, 2, 500, 300) // its stretch before inner is its own, the one the panic cut outer's
-	checkRow(t, inner, 2, 200, 200)
-	checkRow(t, outer, 2, 2050, 1550)
+	// outer's End comes after the recovery, with no Panicking in the
+	// recover: middle's stretch before inner is its own, the one the panic
+	// cut outer's.
+	checkRow(t, middle, 2, 500+500, 300)
+	checkRow(t, inner, 2, 500+200, 500+200)
+	checkRow(t, outer, 2, 2050, 1000+50)
 
 	// A recovered panic in a function with no probe: the goroutine's next
 	// firing at the same depth ends what the panic left.
@@ -145,7 +150,7 @@ func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 		}()
 	}
 	fire(middle, 100, nil)
-	checkRow(t, middle, 6, 500+100, 300+100) // six calls: the loop's end where they began, the last timed
+	checkRow(t, middle, 6, 1000+100, 300+100) // six calls: the loop's end where they began, the last timed
 	if d := depthNow(); d != 0 {
 		t.Fatalf("depth after recovered panics = %d, want 0", d)
 	}
@@ -172,7 +177,8 @@ func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 // its top), a firing the panic unwinds ends where the panic reached that
 // function: its work up to the panic is its own, and the deferred call and
 // the runtime's recovery after it are its parent's. Outside a panic,
-// Panicking does nothing.
+// Panicking does nothing. A deferred End that a panic or Goexit runs is
+// such a moment too.
 func TestPanickingEndsTheUnwoundFiringWhereThePanicIsCaught(t *testing.T) {
 	wire(t, Chain{})
 	outer, middle, inner := newProbe(t, "outer"), newProbe(t, "middle"), newProbe(t, "inner")
@@ -200,6 +206,18 @@ func TestPanickingEndsTheUnwoundFiringWhereThePanicIsCaught(t *testing.T) {
 	if d := depthNow(); d != 0 {
 		t.Fatalf("depth after a caught panic = %d, want 0", d)
 	}
+	// A deferred End that runtime.Goexit runs: Goexit has reached its
+	// function, and the firing it unwound ends there, its 250 ns its own.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f := outer.Begin()
+		defer outer.End(&f)
+		fire(middle, 250, func() { runtime.Goexit() })
+	}()
+	<-done
+	checkRow(t, middle, 3, 950, 750)
+	checkRow(t, outer, 2, 1500, 700)
 }
 
 // The word of the runtime's g that Panicking reads is nil outside a panic,

@@ -661,8 +661,7 @@ const gPanic = 4 * 8
 // profile charges to no function of the program) stays its parent's. A
 // call outside a panic costs a read of the goroutine's word.
 func Panicking() {
-	gp := getgp()
-	if gp == nil || *(*unsafe.Pointer)(unsafe.Add(gp, gPanic)) == nil {
+	if !panicking() {
 		return
 	}
 	g := current()
@@ -671,10 +670,24 @@ func Panicking() {
 	}
 	g.acquire()
 	g.sameGoroutine()
+	g.caught()
+	g.release()
+}
+
+// panicking reports whether the running goroutine runs the deferred calls
+// of a panic or of runtime.Goexit.
+func panicking() bool {
+	gp := getgp()
+	return gp != nil && *(*unsafe.Pointer)(unsafe.Add(gp, gPanic)) != nil
+}
+
+// caught ends the current stretch of g's innermost metered firing, where a
+// panic or runtime.Goexit has reached a deferred call, and notes it
+// (Frame.caught). The caller holds g.
+func (g *Goroutine) caught() {
 	if g.depth > 0 {
 		fr := g.frames[g.depth-1]
 		fr.restart()
 		fr.caught = true
 	}
-	g.release()
 }
