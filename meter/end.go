@@ -44,9 +44,11 @@ func (p *Probe) End(f *Firing) {
 // first: a panic or runtime.Goexit unwound them, and the engine finds
 // them gone now, at a push or at the End of a firing below them. Each ends
 // as of its current stretch's beginning (end): what it ran in the
-// stretches it closed is its own, as a CPU profile charges it; where in
-// the stretch the panic came, and what ran after it, the engine cannot
-// tell. The caller holds g.
+// stretches it closed is its own, as a CPU profile charges it. Where the
+// panic reached a function that recovers, or a deferred End, while it was
+// the innermost metered firing (Frame.caught), that stretch began there;
+// elsewhere, where in the stretch the panic came, and what ran after it,
+// the engine cannot tell. The caller holds g.
 func (g *Goroutine) endUnwound(keep int32) {
 	for g.depth > keep {
 		fr := g.frames[g.depth-1]

@@ -427,12 +427,7 @@ func checkpointed(p *Probe, pos, pc uintptr) *Frame {
 // recheckStart notes, for fr, a recheck of the recursive probe p, the P
 // it runs on and p's count there (Frame.recheckP).
 func (fr *Frame) recheckStart(p *Probe) {
-	pid := uintptr(procPin())
-	fr.recheckP = 0 // counted in the spill word: not told apart
-	if pid < countProcs && pid < 255 {
-		fr.recheckP, fr.recheckN = uint8(pid+1), uint32(atomic.LoadInt64(&p.slotOn(pid).calls))
-	}
-	procUnpin()
+	fr.recheckP, fr.recheckN = p.callsHere()
 }
 
 // recheckCalls returns how many calls of p the rechecked firing fr holds:
@@ -453,16 +448,24 @@ func (fr *Frame) recheckCalls(p *Probe) int64 {
 			return 0
 		}
 	}
+	if pid, n := p.callsHere(); pid == start {
+		return 1 + int64(n-fr.recheckN)
+	}
+	return 0
+}
+
+// callsHere returns 1 + the number of the P the goroutine runs on, and
+// the low bits of p's count on that P; 0 for a P that counts in the spill
+// word, whose calls are not told apart.
+func (p *Probe) callsHere() (uint8, uint32) {
 	pid := uintptr(procPin())
+	var id uint8
 	var n uint32
-	if pid+1 == uintptr(start) {
-		n = uint32(atomic.LoadInt64(&p.slotOn(pid).calls))
+	if pid < countProcs && pid < 255 {
+		id, n = uint8(pid+1), uint32(atomic.LoadInt64(&p.slotOn(pid).calls))
 	}
 	procUnpin()
-	if pid+1 != uintptr(start) {
-		return 0
-	}
-	return 1 + int64(n-fr.recheckN)
+	return id, n
 }
 
 // rechecks reports whether p's next checkpoint is a recheck.
