@@ -1062,10 +1062,10 @@ func TestRecursiveUntimedProbeRecheckedByItsCalls(t *testing.T) {
 			if s := rec.State(); (s == Sampled) != c.sampled {
 				t.Fatalf("state %d after %d rechecks, want sampled %v", s, rec.rechecked.Load(), c.sampled)
 			}
-			calls, sum := rec.recheckCalls.Load()-calls0, rec.recheckOwn.Load()-sum0
-			if calls <= int64(rec.rechecked.Load()) {
-				t.Fatalf("%d rechecks hold %d calls: nested calls not counted", rec.rechecked.Load(), calls)
+			if all, n := rec.recheckCalls.Load(), int64(rec.rechecked.Load()); all <= n {
+				t.Fatalf("%d rechecks hold %d calls: nested calls not counted", n, all)
 			}
+			calls, sum := rec.recheckCalls.Load()-calls0, rec.recheckOwn.Load()-sum0
 			if sum != c.later*calls {
 				t.Fatalf("rechecked calls: %d ns of their own over %d calls, want %d a call", sum, calls, c.later)
 			}
