@@ -10,10 +10,30 @@ package meter
 // call for every other case, having stored the goroutine's state and the
 // firing's place in st, pos and pc; on the way to measure it also checks,
 // as beginGo does, that the state's frames are the running goroutine's.
-// Callers pass nil, 0, 0.
+// Before it goes to Go, it makes room on the goroutine's stack for the
+// engine's paths (roomOut, room.go): the one call it makes, from no frame
+// of its own (NOFRAME). Callers pass nil, 0, 0.
 func begin(p *Probe, st *Goroutine, pos, pc uintptr) *Frame
 
 // cached returns the running goroutine's state when it sits in its home
 // slot of the goroutine table, and nil otherwise (not there yet, or moved
 // along by a collision): begin's look-up, as a leaf of its own.
 func cached() *Goroutine
+
+// roomOut is begin's leaf's call where the goroutine's stack has fewer
+// than roomBytes below the firing function's frame (room.go): it grows the
+// stack, and takes the time the copy took off the current stretch and the
+// inclusive time of the innermost metered firing, as metering nested in
+// it. It splits no stack before makeRoom has grown it.
+//
+//lint:ignore U1000 called from begin_amd64.s
+//go:nosplit
+func roomOut() {
+	if d := makeRoom(); d > 0 {
+		if g := cached(); g != nil && g.depth > 0 {
+			f := g.frames[g.depth-1]
+			f.child += d
+			f.over += d
+		}
+	}
+}

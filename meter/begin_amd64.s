@@ -39,6 +39,21 @@
 	XADDQ R8, (DI)(DX*1); \
 	CMPQ R8, $0
 
+// ROOM(ok) calls roomOut where the goroutine's stack has fewer than
+// roomBytes below SP, the firing function's (room.go), and goes on at ok.
+// CX holds the running g, and again after; AX is kept, in pos's slot
+// across the call (FRAME writes pos after). It uses R10.
+#define ROOM(ok) \
+	MOVQ 0(CX), R10; \
+	ADDQ $const_roomBytes, R10; \
+	CMPQ SP, R10; \
+	JHI  ok; \
+	MOVQ AX, pos+16(FP); \
+	CALL ·roomOut(SB); \
+	MOVQ pos+16(FP), AX; \
+	MOVQ (TLS), CX; \
+ok:
+
 // FRAME stores the firing's place for the Go side: pos, how deep the
 // caller's frame is (the stack's top, g.stack.hi, less the caller's frame
 // pointer, which this leaf leaves alone), and pc, where the caller called.
@@ -46,7 +61,8 @@
 // leaves calls in a closure made by an inlined function as calls), stands
 // for its own caller: the frame its frame pointer links to, and the return
 // address there (shim.go). CX holds the running g. It uses DX, R8 and R10.
-#define FRAME \
+#define FRAME(ok) \
+	ROOM(ok); \
 	MOVQ 0(SP), DX; \
 	MOVQ BP, R8; \
 	MOVQ DX, R10; \
@@ -71,7 +87,7 @@ nocache:
 // func begin(p *Probe, st *Goroutine, pos, pc uintptr) Firing
 //
 // Each label names the Go function of decide.go whose case it mirrors.
-TEXT ·begin(SB), NOSPLIT, $0-40
+TEXT ·begin(SB), NOSPLIT|NOFRAME, $0-40
 	MOVQ p+0(FP), BX
 	MOVL Probe_class(BX), AX
 	CMPL AX, $const_classCount
@@ -120,11 +136,11 @@ TEXT ·begin(SB), NOSPLIT, $0-40
 forcedgo:
 	// forcedOrNot, inside a forcing firing, or with the goroutine's state
 	// not at hand: Go decides, the firing counted already.
-	FRAME
+	FRAME(room1)
 	JMP  ·forcedOut(SB)
 due:
 	// selected: the countdown ran out on this P.
-	FRAME
+	FRAME(room2)
 	JMP  ·selectedOut(SB)
 meterorgate:
 	// meterOrGate: measure where no gate is on or a trace is open.
@@ -156,7 +172,7 @@ lease:
 	MOVQ Goroutine_stripe(AX), DX
 	LEASE
 	JGT  quiet
-	FRAME
+	FRAME(room3)
 	MOVQ AX, st+8(FP)
 	JMP  ·leaseOut(SB)
 untimed:
@@ -175,30 +191,30 @@ measure:
 	MOVQ (CX)(DX*1), DX
 	CMPQ DX, Goroutine_goid(AX)
 	JNE  slow
-	FRAME
+	FRAME(room4)
 	MOVQ AX, st+8(FP)
 	JMP  ·measure(SB)
 flowout:
 	// outside: flowcheck's count ran out (flowOut).
-	FRAME
+	FRAME(room5)
 	MOVQ AX, st+8(FP)
 	JMP  ·flowOut(SB)
 outsidego:
 	// A probe none of whose firings has ended: Go's gates note its end.
-	FRAME
+	FRAME(room6)
 	MOVQ AX, st+8(FP)
 	JMP  ·outsideOut(SB)
 slow:
 	// Counted already: meterOrGate finds the goroutine's state.
 	MOVQ (TLS), CX
-	FRAME
+	FRAME(room7)
 	JMP  ·meterOrGateOut(SB)
 checkpoint:
-	FRAME
+	FRAME(room8)
 	JMP  ·checkpointOut(SB)
 countout:
 	// No slot for this P: Go counts and decides.
-	FRAME
+	FRAME(room9)
 	JMP  ·countOut(SB)
 uncounted:
 	// classOff: nothing. classSpot (spot): spotcheck's count, on a stripe
@@ -212,5 +228,5 @@ uncounted:
 	SHRQ $61, DX
 	LEASE
 	JGT  quiet
-	FRAME
+	FRAME(room10)
 	JMP  ·spotOut(SB)

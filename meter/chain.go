@@ -75,6 +75,10 @@ type Chain struct {
 	// and a stretch that held a call is left out).
 	Syscalled func() bool
 	ThreadCPU func() int64
+	// Grown, with a manual Clock, runs where begin's leaf grew the
+	// goroutine's stack before a firing, between the two clock reads that
+	// time the copy (room.go): a test advances the clock there.
+	Grown func()
 }
 
 // Sink receives traces. Its calls run on the traced goroutine and must
@@ -131,6 +135,7 @@ type engineState struct {
 	idle      bool
 	syscalled func() bool
 	threadCPU func() int64
+	grown     func()
 	seed      uint64
 }
 
@@ -176,7 +181,7 @@ func Configure(c Chain) {
 	engine.sink, engine.manual, engine.clockCost, engine.parked = c.Sink, c.Clock, c.ClockCost, c.Parked
 	stampTSC = c.Clock == nil && clock.TSC()
 	engine.desched, engine.runWait, engine.worked, engine.idle = c.Descheduled, c.RunWait, c.Worked, c.Idle
-	engine.syscalled, engine.threadCPU = c.Syscalled, c.ThreadCPU
+	engine.syscalled, engine.threadCPU, engine.grown = c.Syscalled, c.ThreadCPU, c.Grown
 	hand := c.HandOver
 	if hand <= 0 {
 		hand = 2 * time.Second

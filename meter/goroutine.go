@@ -16,18 +16,21 @@ import (
 type Goroutine struct {
 	frames []*Frame // metered firings, outermost first; allocated once each
 	depth  int32    // frames in use
-	goid   uint64   // the goroutine these frames belong to (its identity word, see identity)
+	// nextSpan is the index of the next span in the current trace.
+	nextSpan int32
+	goid     uint64 // the goroutine these frames belong to (its identity word, see identity)
 
-	trace    int32  // 1 + index of the trace's root frame; 0 outside traces
-	traced   int32  // firings metered in the current trace, its root included
-	full     bool   // the current trace reached the trace maximum
-	cut      bool   // the current trace was handed over in parts, or lost its root
-	TraceID  uint64 // id of the current or last trace, unique in the process
-	ids      uint64 // trace ids left in the block this goroutine took from traceIDs, the next at TraceID+1
-	spans    []Span // spans of the current trace not handed over yet
-	open     []Span // scratch for a hand-over: the spans still open
-	nextSpan int32  // index of the next span in the current trace
-	handed   int64  // ticks when spans were last handed over, or the trace started
+	trace  int32 // 1 + index of the trace's root frame; 0 outside traces
+	traced int32 // firings metered in the current trace, its root included
+	full   bool  // the current trace reached the trace maximum
+	cut    bool  // the current trace was handed over in parts, or lost its root
+	//lint:ignore U1000 used under -race (race.go)
+	handoff atomic.Uint32
+	TraceID uint64 // id of the current or last trace, unique in the process
+	ids     uint64 // trace ids left in the block this goroutine took from traceIDs, the next at TraceID+1
+	spans   []Span // spans of the current trace not handed over yet
+	open    []Span // scratch for a hand-over: the spans still open
+	handed  int64  // ticks when spans were last handed over, or the trace started
 
 	flowLeft  int64  // flowcheck: offered firings left to the next trace; ≤ 0: none drawn
 	flowState uint64 // flowcheck: the generator's state; 0: not seeded
@@ -45,8 +48,10 @@ type Goroutine struct {
 	// on different cache lines.
 	stripe uint64
 
-	//lint:ignore U1000 used under -race (race.go)
-	handoff atomic.Uint32
+	// stack is the size of the goroutine's stack, in bytes, when the
+	// engine last looked (room.go): a stretch that saw the goroutine leave
+	// the running state compares it with the size now.
+	stack uintptr
 
 	join *joinState // its side of the trace it is in, across goroutines (join.go); nil before its first trace
 
@@ -55,6 +60,8 @@ type Goroutine struct {
 	// stretch began, which clears it. The sampler adds to it with a
 	// locked add; the goroutine reads and clears it with plain accesses.
 	ran uint64
+
+	_ [8]byte // to 192 bytes, three whole cache lines (TestWholeCacheLines)
 }
 
 // Frame is one metered firing on a goroutine's stack.

@@ -113,6 +113,7 @@ func (g *Goroutine) sameGoroutine() {
 			g.unwind()
 		}
 		g.goid = id
+		g.stack = stackSize()
 		g.noteGoroutine() // one started inside a trace joins it (join.go)
 	}
 }

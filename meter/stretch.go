@@ -55,7 +55,7 @@ func (f *Frame) openStretch(t int64, left uint8) {
 // what was charged to it, goes to f's own time unless the goroutine waited
 // in it (parked, or in a system call). The running goroutine must be f's.
 func (f *Frame) closeStretch(t int64, left, reason uint8, sys bool) {
-	switch n := engine.descheduled(f.left, left); {
+	switch n := engine.descheduled(f.g, f.left, left); {
 	case engine.waited(reason), n > 0 && sys:
 		f.leaveOut(t)
 	case n > 0 && !engine.working(n, reason):
@@ -207,7 +207,7 @@ var syscallStretches atomic.Int64
 // that End's path, which closes no stretch between children, stays short.)
 func (f *Frame) closeBetween(t int64, left, reason uint8, sys bool) {
 	between := f.base >= 0
-	switch n := engine.descheduled(f.left, left); {
+	switch n := engine.descheduled(f.g, f.left, left); {
 	case engine.waited(reason), n > 0 && sys:
 		f.leaveOut(t)
 		f.restartCPU()
@@ -410,16 +410,28 @@ func (e *engineState) cpuClock() bool {
 	return e.threadCPU != nil
 }
 
-// descheduled returns how many times the running goroutine left the
-// running state between two marks, without counting a park.
-func (e *engineState) descheduled(before, now uint8) int {
-	if e.manual == nil {
-		return int(now - before)
+// descheduled returns how many times the running goroutine, g's, left the
+// running state between two marks, without counting a park, nor a copy of
+// its stack to a larger one (room.go).
+func (e *engineState) descheduled(g *Goroutine, before, now uint8) int {
+	if now == before && e.desched == nil { // with a manual clock, marks read 0
+		return 0 // inlined: End's path
 	}
-	if e.desched == nil {
+	return e.leftBesidesGrowth(g, before, now)
+}
+
+// leftBesidesGrowth is descheduled where the goroutine may have left.
+//
+//go:noinline
+func (e *engineState) leftBesidesGrowth(g *Goroutine, before, now uint8) int {
+	n := int(now - before)
+	if e.manual != nil {
+		n = e.desched()
+	}
+	if n <= 0 {
 		return 0
 	}
-	return e.desched()
+	return max(n-g.grew(), 0)
 }
 
 // assisted reports whether reason, read by marks, is the collector's
@@ -587,7 +599,7 @@ func (f *Frame) woke(at int64) {
 		parked, working = engine.waited(r), engine.working(n, r)
 		marks() // clears what the next stretch must not see
 	} else {
-		n, parked = engine.descheduled(0, 0), engine.waited(0)
+		n, parked = engine.descheduled(f.g, 0, 0), engine.waited(0)
 		if n == 0 && !parked {
 			return
 		}
@@ -659,10 +671,19 @@ const gPanic = 4 * 8
 // own, as a CPU profile charges them to the function that panicked; what
 // follows (the deferred calls, and the runtime's recovery, which a CPU
 // profile charges to no function of the program) stays its parent's. A
-// call outside a panic costs a read of the goroutine's word.
+// call outside a panic costs a read of the goroutine's word. The panic's
+// deferred calls run deep in the stack: where the engine's path would grow
+// it, it is grown first, and the copy left out of the stretch that ends
+// (room.go).
+//
+//go:nosplit
 func Panicking() {
 	if !panicking() {
 		return
+	}
+	var d int64
+	if stackRoom() < roomBytes {
+		d = makeRoom()
 	}
 	g := current()
 	if g == nil {
@@ -670,6 +691,11 @@ func Panicking() {
 	}
 	g.acquire()
 	g.sameGoroutine()
+	if g.depth > 0 {
+		f := g.frames[g.depth-1]
+		f.child += d
+		f.over += d
+	}
 	g.caught()
 	g.release()
 }

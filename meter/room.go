@@ -1,0 +1,123 @@
+package meter
+
+import (
+	"math/bits"
+	"unsafe"
+)
+
+// Stack growth. A goroutine starts on a stack of 2 KiB, and the runtime
+// copies its stack to one twice as large when a function's frame would
+// not fit (newstack). The copy takes microseconds, and the runtime counts
+// it as the goroutine leaving the running state (the g's status moves to
+// copying the stack and back), which is the count the engine reads to
+// tell a stretch in which the goroutine was taken off its P (sched.go).
+// So a stretch in which the stack grew would be taken for one whose
+// goroutine waited in the run queue, and left out or estimated.
+//
+// Two things keep growth from passing for a wait:
+//
+//   - The engine's paths run on the goroutine's stack, below the frame of
+//     the function that fires. Where they would grow it (a young goroutine,
+//     a deep one), the program itself may never have: the copy is the
+//     engine's cost, and must stay out of every stretch. So begin's leaf,
+//     before it goes to Go, checks that the stack has roomBytes below it,
+//     and where it has not, grows it there (roomOut), before any clock
+//     read of the firing: the time the copy took is taken off the current
+//     stretch of the innermost metered firing (Frame.child). The paths a
+//     firing's End takes run from the same frame as its Begin, in the room
+//     Begin made; the rarer and deeper ones (a verdict, a calibration) may
+//     still grow it.
+//   - Wherever the stack grows (in the program's own code too: a recursion
+//     on a young goroutine, which a CPU profile charges to the function
+//     that grew), a stretch that saw the goroutine leave the running state
+//     compares the stack's size with the size its goroutine's state last
+//     saw (Goroutine.stack): each doubling since is a copy, not a time the
+//     goroutine left its P (Goroutine.grew). A doubling that came while no
+//     stretch was open is taken off the next stretch that left the running
+//     state all the same: a wait then counts as run, once for each of the
+//     few doublings in a goroutine's life.
+
+// engineStack is the stack, in bytes, that the engine's paths of a
+// firing take below the frame of the function that fires: its Begin's
+// and its End's common paths (TestEnginePathsFitTheirRoom).
+const engineStack = 1024
+
+// stackGuard is the runtime's guard on linux/amd64 without the race
+// detector (StackGuard): a function grows the stack where its frame would
+// reach within stackGuard of the stack's bottom.
+const stackGuard = 928
+
+// roomBytes is the room below the firing function's frame that begin's
+// leaf makes sure of before it goes to Go.
+const roomBytes = engineStack + stackGuard
+
+// stackSize returns the size of the running goroutine's stack, in bytes
+// (its hi less its lo, the g's first two words), or 0 where the g cannot
+// be read.
+//
+//go:nosplit
+func stackSize() uintptr {
+	gp := getgp()
+	if gp == nil {
+		return 0
+	}
+	return *(*uintptr)(unsafe.Add(gp, unsafe.Sizeof(uintptr(0)))) - *(*uintptr)(gp)
+}
+
+// stackRoom returns how many bytes of the running goroutine's stack lie
+// below its caller's frame, roughly (the address of a local).
+//
+//go:nosplit
+func stackRoom() uintptr {
+	gp := getgp()
+	if gp == nil {
+		return roomBytes
+	}
+	var x byte
+	return uintptr(unsafe.Pointer(&x)) - *(*uintptr)(gp)
+}
+
+// grew returns how many times the running goroutine's stack was copied to
+// a larger one since g last looked (each copy doubles it), and notes its
+// size now. A smaller stack (the collector shrinks the stacks of
+// goroutines that use little of them, while they are stopped) counts
+// nothing.
+func (g *Goroutine) grew() int {
+	s := stackSize()
+	old := g.stack
+	g.stack = s
+	if old == 0 || s <= old {
+		return 0
+	}
+	return bits.Len(uint(s)) - bits.Len(uint(old))
+}
+
+// makeRoom grows the running goroutine's stack where its callers' frames
+// and engineStack bytes below them would reach within stackGuard of its
+// bottom, and returns the ns the copy took, timed by two clock reads (0
+// where it did not grow). It must not grow the stack itself before its
+// first read: it splits no stack, and neither do the reads.
+//
+//go:nosplit
+func makeRoom() int64 {
+	s := stackSize()
+	t0, _, _, _ := stamp()
+	roomy(0)
+	if stackSize() == s {
+		return 0
+	}
+	if engine.grown != nil {
+		engine.grown()
+	}
+	t1, _, _, _ := stamp()
+	return nanos(t0, t1)
+}
+
+// roomy takes a frame of engineStack bytes: its entry grows the stack
+// where that frame would not fit.
+//
+//go:noinline
+func roomy(i int) byte {
+	var pad [engineStack]byte
+	return pad[i&(engineStack-1)]
+}
