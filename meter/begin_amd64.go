@@ -30,7 +30,11 @@ func cached() *Goroutine
 //go:nosplit
 func roomOut() {
 	if d := makeRoom(); d > 0 {
-		if g := cached(); g != nil && g.depth > 0 {
+		g := cached()
+		if g == nil {
+			g = gtab.Load().find(getg()) // not in its home slot: no new state
+		}
+		if g != nil && g.depth > 0 {
 			f := g.frames[g.depth-1]
 			f.child += d
 			f.over += d

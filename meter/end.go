@@ -90,7 +90,14 @@ func (p *Probe) end(fr *Frame) int64 {
 			// that recovers (Panicking).
 			g.caught()
 		}
-		g.endUnwound(fr.index + 1) // before this firing's clock read: they end first
+		// They end first, before this firing's clock read; their ends are
+		// the engine's work (verdicts, a metered child's whole path), timed
+		// and taken off this firing's last stretch and inclusive time.
+		t0 := now()
+		g.endUnwound(fr.index + 1)
+		d := nanos(t0, now())
+		fr.child += d
+		fr.over += d
 	}
 	var t int64
 	var left, reason uint8

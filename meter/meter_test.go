@@ -173,20 +173,21 @@ func TestPanicsAndGoexitUnwindThroughProbes(t *testing.T) {
 	}
 }
 
-// Where a function that recovers calls Panicking (generated code does, at
-// its top), a firing the panic unwinds ends where the panic reached that
-// function: its work up to the panic is its own, and the deferred call and
-// the runtime's recovery after it are its parent's. Outside a panic,
-// Panicking does nothing. A deferred End that a panic or Goexit runs is
-// such a moment too.
+// Where a function that recovers calls Panicking (generated code defers
+// it first, so that it runs as the function returns), a firing the panic
+// unwinds ends there: its work up to the panic, and the deferred call,
+// which runs on top of its frame, are its own, as a CPU profile charges
+// them; what follows (the runtime's recovery) is its parent's. Outside a
+// panic, Panicking does nothing. A deferred End that a panic or Goexit runs
+// is such a moment too.
 func TestPanickingEndsTheUnwoundFiringWhereThePanicIsCaught(t *testing.T) {
 	wire(t, Chain{})
 	outer, middle, inner := newProbe(t, "outer"), newProbe(t, "middle"), newProbe(t, "inner")
 	fire(newProbe(t, "settle"), 0, nil) // drops what an earlier goroutine on this g left
-	fire(outer, 0, func() {
+	fire(outer, 100, func() {
 		defer func() {
-			Panicking()
-			clk.Advance(700) // the deferred call, and the recovery: outer's
+			defer Panicking()
+			clk.Advance(400) // the deferred call, on top of middle's frame
 			recover()
 		}()
 		fire(middle, 300, func() {
@@ -195,14 +196,14 @@ func TestPanickingEndsTheUnwoundFiringWhereThePanicIsCaught(t *testing.T) {
 			panic("caught")
 		})
 	})
-	checkRow(t, middle, 1, 550, 350)
+	checkRow(t, middle, 1, 950, 750)
 	checkRow(t, inner, 1, 200, 200)
-	checkRow(t, outer, 1, 1250, 700)
+	checkRow(t, outer, 1, 1050, 100)
 	fire(middle, 100, func() {
 		Panicking() // not panicking: the stretch goes on
 		clk.Advance(50)
 	})
-	checkRow(t, middle, 2, 700, 500)
+	checkRow(t, middle, 2, 1100, 900)
 	if d := depthNow(); d != 0 {
 		t.Fatalf("depth after a caught panic = %d, want 0", d)
 	}
@@ -216,8 +217,41 @@ func TestPanickingEndsTheUnwoundFiringWhereThePanicIsCaught(t *testing.T) {
 		fire(middle, 250, func() { runtime.Goexit() })
 	}()
 	<-done
-	checkRow(t, middle, 3, 950, 750)
-	checkRow(t, outer, 2, 1500, 700)
+	checkRow(t, middle, 3, 1350, 1150)
+	checkRow(t, outer, 2, 1300, 100)
+}
+
+// The End of a firing below firings a panic unwound ends them first: their
+// ends are the engine's work (verdicts, a metered firing's whole path),
+// here the clock's advance in a stretch's close, timed and taken off the
+// own and inclusive times of the firing that ends.
+func TestUnwoundEndsAreNotTheirParentsTime(t *testing.T) {
+	var working bool
+	wire(t, Chain{Descheduled: func() int {
+		if working {
+			working = false
+			clk.Advance(700) // the engine's work of ending inner
+		}
+		return 0
+	}})
+	outer, inner := newProbe(t, "outer"), newProbe(t, "inner")
+	fire(newProbe(t, "settle"), 0, nil)
+	fo := outer.Begin()
+	clk.Advance(200)
+	fi := inner.Begin() // a panic unwinds it: no End
+	clk.Advance(300)
+	if fi == 0 {
+		t.Fatal("inner not metered")
+	}
+	working = true
+	outer.End(&fo)
+	if working {
+		t.Fatal("no stretch of inner closed in outer's End")
+	}
+	// inner ends as of its start, where its only stretch began: what it
+	// ran is outer's.
+	checkRow(t, inner, 1, 0, 0)
+	checkRow(t, outer, 1, 500, 500)
 }
 
 // The word of the runtime's g that Panicking reads is nil outside a panic,

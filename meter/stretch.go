@@ -661,20 +661,23 @@ func (f *Frame) restart() {
 // panic or of runtime.Goexit (TestPanickingSeesThePanic).
 const gPanic = 4 * 8
 
-// Panicking marks the moment a panic reaches a function that calls
-// recover itself (a deferred closure that recovers): generated code calls
-// it first in such a function, at every call. Where the goroutine is
-// panicking, the innermost metered firing on it ends its current stretch
-// there, and notes that it was caught (Frame.caught): if the panic began
-// in it or below it and unwinds it, it ends as of this moment (end), its
-// work up to the panic and the runtime's search for the deferred call its
-// own, as a CPU profile charges them to the function that panicked; what
-// follows (the deferred calls, and the runtime's recovery, which a CPU
-// profile charges to no function of the program) stays its parent's. A
-// call outside a panic costs a read of the goroutine's word. The panic's
-// deferred calls run deep in the stack: where the engine's path would grow
-// it, it is grown first, and the copy left out of the stretch that ends
-// (room.go).
+// Panicking marks the moment a panic is done with a function that calls
+// recover itself (a deferred closure that recovers): generated code defers
+// it first in such a function, so that it runs as the function returns,
+// at every call. Where the goroutine is panicking, the innermost metered
+// firing on it ends its current stretch there, and notes that it was
+// caught (Frame.caught): if the panic began in it or below it and unwinds
+// it, it ends as of this moment (end). Its work up to the panic, the
+// runtime's search for the deferred calls, and those calls, which run on
+// top of the panicking frames, are its own, as a CPU profile charges them
+// to the function that panicked (a deferred call that is itself timed
+// keeps its own time, as a metered child); what follows (the runtime's
+// recovery, which a CPU profile charges to no function of the program,
+// and the recovering function's remaining deferred calls) stays its
+// parent's. A call outside a panic costs a read of the goroutine's word.
+// The panic's deferred calls run deep in the stack: where the engine's
+// path would grow it, it is grown first, and the copy left out of the
+// stretch that ends (room.go).
 //
 //go:nosplit
 func Panicking() {

@@ -119,16 +119,17 @@ func (p *Probe) Woke(f *Firing) bool {
 	return true
 }
 
-// Panicking marks the moment a panic reaches a function that calls
+// Panicking marks the moment a panic is done with a function that calls
 // recover itself (a deferred closure that recovers), where the goroutine
 // is panicking (meter.Panicking): the function that panicked, metered,
-// then keeps its work up to the panic. Generated code calls it first in
-// such a function, whatever the probe's state, in an expression of its
-// own,
+// then keeps its work up to the panic and the deferred calls that ran on
+// top of it. Generated code defers it first in such a function, whatever
+// the probe's state, so that it runs as the function returns,
 //
-//	_ = meter__probes[5].Panicking()
+//	defer meter__probes[5].Panicking()
 //
-// and it returns true, for that expression.
+// and it returns true (earlier versions called it in an expression of its
+// own, _ = meter__probes[5].Panicking(), first in the function).
 func (p *Probe) Panicking() bool {
 	meter.Panicking()
 	return true

@@ -546,8 +546,9 @@ func siteEdits(j *fileJob, s *site, n names, shape Shape) []edit {
 			}
 		}
 		if callsRecover(j.info, s.body) {
-			// The moment a panic reaches it (probe.Probe.Panicking).
-			top = append(top, "_ = "+pr+".Panicking()")
+			// The moment a panic it recovers is done with it: deferred
+			// first, it runs last, as it returns (probe.Probe.Panicking).
+			top = append(top, "defer "+pr+".Panicking()")
 		}
 		top = append(top, fv+" := "+pr+".Unmetered()")
 		switch {

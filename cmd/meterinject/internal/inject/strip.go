@@ -70,7 +70,7 @@ func newStripper(fset *token.FileSet, f *ast.File, src []byte, prefix string) *s
 	unmetered := fv + ` := ` + arr + `\.Unmetered\(\)\n[ \t]*`
 	gen := `(?:` + q + `(?:test|x)?main\(\)` +
 		`|defer ` + q + `(?:test|x)?shutdown\(\)` +
-		`|_ = ` + arr + `\.Panicking\(\)` +
+		`|(?:_ = |defer )` + arr + `\.Panicking\(\)` +
 		`|` + unmetered + `_ = ` + arr + `\.On\(\) && ` + arr + `\.(?:Begin|Start)\(&` + fv + `\)(?: && ` + hand + `)?` +
 		`|` + unmetered + `if ` + arr + `\.On\(\) && ` + arr + `\.Begin\(&` + fv + `\) \{\n(?:[ \t]*` + hand + `\n)?[ \t]*defer ` + arr + `\.End\(&` + fv + `\)\n[ \t]*\}` +
 		`|` + unmetered + arr + `\.BeginAt\(&` + fv + `\)` +
