@@ -1,8 +1,8 @@
-// Command young serves each request on a goroutine of its own that grows
-// its stack: handle walks a request's tree of nested sections with nest, a
-// recursion whose frames hold a few hundred bytes, some 40 levels deep, so
-// that the goroutine's stack, 2 KiB at its start, is copied to a larger
-// one four or five times in every request. Each level does some work of
+// Command young serves each request on a goroutine of its own, one at a
+// time, that grows its stack: handle walks a request's tree of nested
+// sections with nest, a recursion whose frames hold a few hundred bytes,
+// some 40 levels deep, so that the goroutine's stack, 2 KiB at its start,
+// is copied to a larger one four or five times in every request. Each level does some work of
 // its own (about a µs), and the leaf at the bottom some more.
 //
 // What it tries to break: the runtime counts a copy of the stack as the
@@ -23,7 +23,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"sync"
 
 	"github.com/meterio/meter/bench/adversarial/internal/busy"
 	"github.com/meterio/meter/bench/adversarial/internal/truth"
@@ -67,22 +66,13 @@ func main() {
 	rec := truth.Start()
 	rec.CPUBound()
 
-	// Two requests at a time, each on a new goroutine: as many as there
-	// are cores on the machines this runs on, no wait for a core.
-	var mu sync.Mutex
-	for r := 0; r < *n; r += 2 {
-		var wg sync.WaitGroup
-		for k := r; k < min(r+2, *n); k++ {
-			wg.Add(1)
-			go func(k int) {
-				defer wg.Done()
-				x := handle(k)
-				mu.Lock()
-				sink ^= x
-				mu.Unlock()
-			}(k)
-		}
-		wg.Wait()
+	// One request at a time, each on a new goroutine: the program's CPU
+	// time stays on one core, and the runtime's threads that look for work
+	// as goroutines come and go have the other.
+	for r := 0; r < *n; r++ {
+		done := make(chan uint64)
+		go func(k int) { done <- handle(k) }(r)
+		sink ^= <-done
 	}
 	fmt.Println("young:", sink)
 
