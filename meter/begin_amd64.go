@@ -21,10 +21,11 @@ func begin(p *Probe, st *Goroutine, pos, pc uintptr) *Frame
 func cached() *Goroutine
 
 // roomOut is begin's leaf's call where the goroutine's stack has fewer
-// than roomBytes below the firing function's frame (room.go): it grows the
-// stack, and takes the time the copy took off the current stretch and the
-// inclusive time of the innermost metered firing, as metering nested in
-// it. It splits no stack before makeRoom has grown it.
+// than roomBytes below the firing function's frame (room.go): on a young
+// stack it grows it, and takes the time the copy took off the current
+// stretch and the inclusive time of the innermost metered firing, if any,
+// as metering nested in it. It splits no stack before makeRoom has grown
+// it.
 //
 //lint:ignore U1000 called from begin_amd64.s
 //go:nosplit

@@ -17,16 +17,24 @@ import (
 // Two things keep growth from passing for a wait:
 //
 //   - The engine's paths run on the goroutine's stack, below the frame of
-//     the function that fires. Where they would grow it (a young goroutine,
-//     a deep one), the program itself may never have: the copy is the
-//     engine's cost, and must stay out of every stretch. So begin's leaf,
-//     before it goes to Go, checks that the stack has roomBytes below it,
-//     and where it has not, grows it there (roomOut), before any clock
-//     read of the firing: the time the copy took is taken off the current
-//     stretch of the innermost metered firing (Frame.child). The paths a
-//     firing's End takes run from the same frame as its Begin, in the room
-//     Begin made; the rarer and deeper ones (a verdict, a calibration) may
-//     still grow it.
+//     the function that fires. Where they would grow a young goroutine's
+//     stack (still at its first size, minStack), the program may never
+//     have: the copy is the engine's cost, and must stay out of the stretch
+//     it falls in. So begin's leaf, before it goes to Go, checks that the
+//     stack has roomBytes below it, and where it has not and the stack is
+//     at its first size, grows it there (roomOut), before any clock read of
+//     the firing: the time the copy took is taken off the current stretch
+//     of the innermost metered firing (Frame.child) and out of its
+//     inclusive time. A stack that has grown before is one the program
+//     runs deep in, and would grow again a call or two further: there the
+//     engine's path grows it where it does, in the stretch of the firing or
+//     of its caller, as the program's own call would have. Grown early and
+//     left out, the copies would be missing from a sampled probe's selected
+//     calls, which stand for its other calls, and its mean would hold none
+//     of the copies its unmetered calls make (bench/adversarial/young). The
+//     paths a firing's End takes run from the same frame as its Begin, in
+//     the room Begin made; the rarer and deeper ones (a verdict, a
+//     calibration) may still grow the stack.
 //   - Wherever the stack grows (in the program's own code too: a recursion
 //     on a young goroutine, which a CPU profile charges to the function
 //     that grew), a stretch that saw the goroutine leave the running state
@@ -92,15 +100,19 @@ func (g *Goroutine) grew() int {
 	return bits.Len(uint(s)) - bits.Len(uint(old))
 }
 
-// makeRoom grows the running goroutine's stack where its callers' frames
-// and engineStack bytes below them would reach within stackGuard of its
-// bottom, and returns the ns the copy took, timed by two clock reads (0
-// where it did not grow). It must not grow the stack itself before its
-// first read: it splits no stack, and neither do the reads.
+// makeRoom grows the running goroutine's stack, at its first size
+// (minStack), where its callers' frames and engineStack bytes below them
+// would reach within stackGuard of its bottom, and returns the ns the copy
+// took, timed by two clock reads (0 where it did not grow). It must not
+// grow the stack itself before its first read: it splits no stack, and
+// neither do the reads.
 //
 //go:nosplit
 func makeRoom() int64 {
 	s := stackSize()
+	if s > minStack {
+		return 0 // grown before: the program's stack (above)
+	}
 	t0, _, _, _ := stamp()
 	roomy(0)
 	if stackSize() == s {
@@ -112,6 +124,9 @@ func makeRoom() int64 {
 	t1, _, _, _ := stamp()
 	return nanos(t0, t1)
 }
+
+// minStack is the size of a new goroutine's stack, the runtime's least.
+const minStack = 2048
 
 // roomy takes a frame of engineStack bytes: its entry grows the stack
 // where that frame would not fit.

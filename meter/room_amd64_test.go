@@ -17,59 +17,69 @@ func fireAt(p *Probe, cost int64) (room uintptr, grew bool) {
 	return room, stackSize() != s
 }
 
-// Where fewer than roomBytes of the stack lie below the function that
-// fires (a young goroutine, or a deep one), begin's leaf grows the stack
-// before the firing, and the time the copy took (here the clock's advance
-// in Grown) is taken off the current stretch and the inclusive time of the
-// innermost metered firing: the program would not have grown it there.
-// Where roomBytes lie below, the engine's paths of a firing fit: neither
-// its Begin nor its End grows the stack.
-func TestBeginMakesRoomOutsideTheStretches(t *testing.T) {
+// A young goroutine's stack, at its first size, is short for the engine's
+// paths: begin's leaf grows it before the firing, and the time the copy
+// took (here the clock's advance in Grown) stays out of the firing. A
+// stack that has grown before is left to grow where the engine's path
+// grows it, as the program's next call would have; and where roomBytes lie
+// below the firing function, neither its Begin nor its End grows it.
+func TestBeginMakesRoomOnYoungStacks(t *testing.T) {
 	grown := 0
 	wire(t, Chain{Grown: func() { grown++; clk.Advance(5 * us) }})
 	outer, inner := newProbe(t, "outer"), newProbe(t, "inner")
-	made, fitted := 0, 0
-	var targets []uintptr
-	for target := uintptr(roomBytes - 256); target < roomBytes+512; target += 24 {
-		targets = append(targets, target)
-		done := make(chan struct{})
-		var room uintptr
-		var grew bool
-		var calls int
-		go func() {
-			defer close(done)
-			deeper(8 << 10) // then back up: room above the target
-			fire(outer, 2*us, func() {
-				clk.Advance(3 * us)
-				atRoom(target, func() {
-					before := grown
-					room, grew = fireAt(inner, 1*us)
-					calls = grown - before
-				})
-			})
-		}()
-		<-done
-		switch {
-		case room > roomBytes-64 && room < roomBytes+64:
-			// too near to tell where begin's leaf found it
-		case room < roomBytes:
-			made++
-			if !grew || calls != 1 {
-				t.Fatalf("%d bytes below: the stack grew %v, with %d calls of Grown; want it grown once, by begin's leaf", room, grew, calls)
+	young, fitted, deep := 0, 0, 0
+	var outers, inners int64
+	for target := uintptr(roomBytes - 768); target < roomBytes+512; target += 24 {
+		for _, grow := range []bool{false, true} {
+			done := make(chan struct{})
+			var room, size uintptr
+			var grew bool
+			var calls int
+			at := func() {
+				before := grown
+				size = stackSize()
+				room, grew = fireAt(inner, 1*us)
+				calls = grown - before
 			}
-		default:
-			fitted++
-			if grew || calls != 0 {
-				t.Fatalf("%d bytes below: the stack grew %v, with %d calls of Grown; want no growth: the engine's paths take more than engineStack (%d)", room, grew, calls, engineStack)
+			go func() {
+				defer close(done)
+				if !grow {
+					atRoom(target, at) // the goroutine's first firing, on its first stack
+					return
+				}
+				deeper(8 << 10) // then back up: a grown stack, room above the target
+				fire(outer, 2*us, func() {
+					clk.Advance(3 * us)
+					atRoom(target, at)
+				})
+				outers++
+			}()
+			<-done
+			inners++
+			switch {
+			case size == minStack && room < roomBytes-64:
+				young++
+				if !grew || calls != 1 {
+					t.Fatalf("young stack, %d bytes below: the stack grew %v, with %d calls of Grown; want it grown once, by begin's leaf", room, grew, calls)
+				}
+			case size > minStack && room < roomBytes-64:
+				deep++
+				if calls != 0 {
+					t.Fatalf("grown stack of %d bytes, %d below: %d calls of Grown; want none", size, room, calls)
+				}
+			case room > roomBytes+64:
+				fitted++
+				if grew || calls != 0 {
+					t.Fatalf("%d bytes below: the stack grew %v, with %d calls of Grown; want no growth: the engine's paths take more than engineStack (%d)", room, grew, calls, engineStack)
+				}
 			}
 		}
 	}
-	if made == 0 || fitted == 0 {
-		t.Fatalf("%d firings made room and %d fitted: want both", made, fitted)
+	if young == 0 || fitted == 0 || deep == 0 {
+		t.Fatalf("%d firings on young stacks short of room, %d on grown ones, %d with room: want some of each", young, deep, fitted)
 	}
-	// Each firing of outer: 2 + 3 µs of its own, and inner's 1 µs; the
-	// copy's 5 µs, where the stack grew, are the engine's.
-	n := int64(len(targets))
-	checkRow(t, outer, n, n*6*us, n*5*us)
-	checkRow(t, inner, n, n*1*us, n*1*us)
+	// The copy's 5 µs, where begin's leaf grew a young stack, lie outside
+	// inner's firing; outer's firings, on grown stacks, have none.
+	checkRow(t, outer, outers, outers*6*us, outers*5*us)
+	checkRow(t, inner, inners, inners*1*us, inners*1*us)
 }
