@@ -21,24 +21,29 @@ func begin(p *Probe, st *Goroutine, pos, pc uintptr) *Frame
 func cached() *Goroutine
 
 // roomOut is begin's leaf's call where the goroutine's stack has fewer
-// than roomBytes below the firing function's frame (room.go): on a young
-// stack it grows it, and takes the time the copy took off the current
-// stretch and the inclusive time of the innermost metered firing, if any,
-// as metering nested in it. It splits no stack before makeRoom has grown
-// it.
+// than roomBytes below the firing function's frame (room.go): where the
+// stack is young, it grows it, and takes the time the copy took off the
+// current stretch and the inclusive time of the innermost metered firing,
+// if any, as metering nested in it. It splits no stack before makeRoom
+// has grown it.
 //
 //lint:ignore U1000 called from begin_amd64.s
 //go:nosplit
 func roomOut() {
-	if d := makeRoom(); d > 0 {
-		g := cached()
-		if g == nil {
-			g = gtab.Load().find(getg()) // not in its home slot: no new state
-		}
-		if g != nil && g.depth > 0 {
-			f := g.frames[g.depth-1]
-			f.child += d
-			f.over += d
-		}
+	g := cached()
+	if g == nil {
+		g = gtab.Load().find(getg()) // not in its home slot: no new state
+	}
+	if !young(g) {
+		return // grown by the program: it grows where the engine's path grows it
+	}
+	d := makeRoom()
+	if d <= 0 {
+		return
+	}
+	if g != nil && g.goid == identity() && g.depth > 0 {
+		f := g.frames[g.depth-1]
+		f.child += d
+		f.over += d
 	}
 }

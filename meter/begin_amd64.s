@@ -44,9 +44,8 @@
 // CX holds the running g, and again after; AX is kept, in pos's slot
 // across the call (FRAME writes pos after). It uses R10.
 #define ROOM(ok) \
-	MOVQ 0(CX), R10; \
-	ADDQ $const_roomBytes, R10; \
-	CMPQ SP, R10; \
+	LEAQ -const_roomBytes(SP), R10; \
+	CMPQ R10, 0(CX); \
 	JHI  ok; \
 	MOVQ AX, pos+16(FP); \
 	CALL ·roomOut(SB); \

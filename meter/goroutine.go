@@ -61,7 +61,9 @@ type Goroutine struct {
 	// locked add; the goroutine reads and clears it with plain accesses.
 	ran uint64
 
-	_ [8]byte // to 192 bytes, three whole cache lines (TestWholeCacheLines)
+	// first is the size of the goroutine's stack when the engine first
+	// saw it (sameGoroutine): a stack no larger is young (room.go).
+	first uintptr
 }
 
 // Frame is one metered firing on a goroutine's stack.
@@ -232,6 +234,10 @@ func insert(g uintptr) *Goroutine {
 	return v
 }
 
+// find returns g's state in t, or nil. It splits no stack: begin's leaf
+// calls it before it makes room (roomOut).
+//
+//go:nosplit
 func (t *gtable) find(g uintptr) *Goroutine {
 	for i := ghash(g); ; i++ {
 		e := &t.entries[i&t.mask]

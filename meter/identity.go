@@ -114,6 +114,7 @@ func (g *Goroutine) sameGoroutine() {
 		}
 		g.goid = id
 		g.stack = stackSize()
+		g.first = g.stack
 		g.noteGoroutine() // one started inside a trace joins it (join.go)
 	}
 }

@@ -18,11 +18,11 @@ import (
 //
 //   - The engine's paths run on the goroutine's stack, below the frame of
 //     the function that fires. Where they would grow a young goroutine's
-//     stack (still at its first size, minStack), the program may never
-//     have: the copy is the engine's cost, and must stay out of the stretch
+//     stack (still at the size it had when the engine first saw the
+//     goroutine, Goroutine.first), the program may never have: the copy is the engine's cost, and must stay out of the stretch
 //     it falls in. So begin's leaf, before it goes to Go, checks that the
 //     stack has roomBytes below it, and where it has not and the stack is
-//     at its first size, grows it there (roomOut), before any clock read of
+//     young, grows it there (roomOut), before any clock read of
 //     the firing: the time the copy took is taken off the current stretch
 //     of the innermost metered firing (Frame.child) and out of its
 //     inclusive time. A stack that has grown before is one the program
@@ -100,19 +100,15 @@ func (g *Goroutine) grew() int {
 	return bits.Len(uint(s)) - bits.Len(uint(old))
 }
 
-// makeRoom grows the running goroutine's stack, at its first size
-// (minStack), where its callers' frames and engineStack bytes below them
-// would reach within stackGuard of its bottom, and returns the ns the copy
-// took, timed by two clock reads (0 where it did not grow). It must not
-// grow the stack itself before its first read: it splits no stack, and
-// neither do the reads.
+// makeRoom grows the running goroutine's stack where its callers' frames
+// and engineStack bytes below them would reach within stackGuard of its
+// bottom, and returns the ns the copy took, timed by two clock reads (0
+// where it did not grow). It must not grow the stack itself before its
+// first read: it splits no stack, and neither do the reads.
 //
 //go:nosplit
 func makeRoom() int64 {
 	s := stackSize()
-	if s > minStack {
-		return 0 // grown before: the program's stack (above)
-	}
 	t0, _, _, _ := stamp()
 	roomy(0)
 	if stackSize() == s {
@@ -125,8 +121,15 @@ func makeRoom() int64 {
 	return nanos(t0, t1)
 }
 
-// minStack is the size of a new goroutine's stack, the runtime's least.
-const minStack = 2048
+// young reports whether g, the running goroutine's state, says that its
+// stack has not grown since the engine first saw the goroutine
+// (Goroutine.first); a goroutine the engine has not seen yet, or whose
+// state is another's, is young. It splits no stack.
+//
+//go:nosplit
+func young(g *Goroutine) bool {
+	return g == nil || g.goid != identity() || stackSize() <= g.first
+}
 
 // roomy takes a frame of engineStack bytes: its entry grows the stack
 // where that frame would not fit.

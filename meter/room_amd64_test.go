@@ -17,10 +17,10 @@ func fireAt(p *Probe, cost int64) (room uintptr, grew bool) {
 	return room, stackSize() != s
 }
 
-// A young goroutine's stack, at its first size, is short for the engine's
-// paths: begin's leaf grows it before the firing, and the time the copy
+// A young goroutine's stack, at the size it had when the engine first saw
+// the goroutine, is short for the engine's paths: begin's leaf grows it before the firing, and the time the copy
 // took (here the clock's advance in Grown) stays out of the firing. A
-// stack that has grown before is left to grow where the engine's path
+// stack that has grown since is left to grow where the engine's path
 // grows it, as the program's next call would have; and where roomBytes lie
 // below the firing function, neither its Begin nor its End grows it.
 func TestBeginMakesRoomOnYoungStacks(t *testing.T) {
@@ -32,7 +32,7 @@ func TestBeginMakesRoomOnYoungStacks(t *testing.T) {
 	for target := uintptr(roomBytes - 768); target < roomBytes+512; target += 24 {
 		for _, grow := range []bool{false, true} {
 			done := make(chan struct{})
-			var room, size uintptr
+			var room, size, first uintptr
 			var grew bool
 			var calls int
 			at := func() {
@@ -43,11 +43,14 @@ func TestBeginMakesRoomOnYoungStacks(t *testing.T) {
 			}
 			go func() {
 				defer close(done)
+				first = stackSize() // a goroutine's first size: 2 KiB, or more as the runtime learns
 				if !grow {
 					atRoom(target, at) // the goroutine's first firing, on its first stack
 					return
 				}
-				deeper(8 << 10) // then back up: a grown stack, room above the target
+				fire(outer, 0, nil) // the engine sees the goroutine
+				first = stackSize()
+				deeper(4 * first) // then back up: a stack grown since, room above the target
 				fire(outer, 2*us, func() {
 					clk.Advance(3 * us)
 					atRoom(target, at)
@@ -57,12 +60,12 @@ func TestBeginMakesRoomOnYoungStacks(t *testing.T) {
 			<-done
 			inners++
 			switch {
-			case size == minStack && room < roomBytes-64:
+			case size == first && room < roomBytes-64:
 				young++
 				if !grew || calls != 1 {
 					t.Fatalf("young stack, %d bytes below: the stack grew %v, with %d calls of Grown; want it grown once, by begin's leaf", room, grew, calls)
 				}
-			case size > minStack && room < roomBytes-64:
+			case size > first && room < roomBytes-64:
 				deep++
 				if calls != 0 {
 					t.Fatalf("grown stack of %d bytes, %d below: %d calls of Grown; want none", size, room, calls)
@@ -80,6 +83,6 @@ func TestBeginMakesRoomOnYoungStacks(t *testing.T) {
 	}
 	// The copy's 5 µs, where begin's leaf grew a young stack, lie outside
 	// inner's firing; outer's firings, on grown stacks, have none.
-	checkRow(t, outer, outers, outers*6*us, outers*5*us)
+	checkRow(t, outer, 2*outers, outers*6*us, outers*5*us)
 	checkRow(t, inner, inners, inners*1*us, inners*1*us)
 }

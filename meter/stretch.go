@@ -685,7 +685,7 @@ func Panicking() {
 		return
 	}
 	var d int64
-	if stackRoom() < roomBytes {
+	if stackRoom() < roomBytes && young(gtab.Load().find(getg())) {
 		d = makeRoom()
 	}
 	g := current()
