@@ -18,23 +18,23 @@ import (
 //
 //   - The engine's paths run on the goroutine's stack, below the frame of
 //     the function that fires. Where they would grow a young goroutine's
-//     stack (still at the size it had when the engine first saw the
-//     goroutine, Goroutine.first), the program may never have: the copy is the engine's cost, and must stay out of the stretch
-//     it falls in. So begin's leaf, before it goes to Go, checks that the
-//     stack has roomBytes below it, and where it has not and the stack is
-//     young, grows it there (roomOut), before any clock read of
-//     the firing: the time the copy took is taken off the current stretch
-//     of the innermost metered firing (Frame.child) and out of its
-//     inclusive time. A stack that has grown before is one the program
-//     runs deep in, and would grow again a call or two further: there the
-//     engine's path grows it where it does, in the stretch of the firing or
-//     of its caller, as the program's own call would have. Grown early and
-//     left out, the copies would be missing from a sampled probe's selected
-//     calls, which stand for its other calls, and its mean would hold none
-//     of the copies its unmetered calls make (bench/adversarial/young). The
-//     paths a firing's End takes run from the same frame as its Begin, in
-//     the room Begin made; the rarer and deeper ones (a verdict, a
-//     calibration) may still grow the stack.
+//     stack (no larger than when the engine first saw the goroutine,
+//     Goroutine.first), the program may never have: the copy is the
+//     engine's cost, and must stay out of the stretch it falls in. So
+//     begin's leaf, before it goes to Go, checks that the stack has
+//     roomBytes below it, and where it has not and the stack is young,
+//     grows it there (roomOut), before any clock read of the firing: the
+//     time the copy took is taken off the current stretch of the innermost
+//     metered firing (Frame.child) and out of its inclusive time. A stack
+//     that has grown since is one the program runs deep in, and would grow
+//     again a call or two further: there the engine's path grows it where
+//     it does, in the stretch of the firing or of its caller, as the
+//     program's own call would have. Grown early and left out, the copies
+//     would be missing from a sampled probe's selected calls, which stand
+//     for its other calls (bench/adversarial/young). The paths a firing's
+//     End takes run from the same frame as its Begin, in the room Begin
+//     made; the rarer and deeper ones (a verdict, a calibration) may still
+//     grow the stack.
 //   - Wherever the stack grows (in the program's own code too: a recursion
 //     on a young goroutine, which a CPU profile charges to the function
 //     that grew), a stretch that saw the goroutine leave the running state
@@ -47,7 +47,7 @@ import (
 
 // engineStack is the stack, in bytes, that the engine's paths of a
 // firing take below the frame of the function that fires: its Begin's
-// and its End's common paths (TestEnginePathsFitTheirRoom).
+// and its End's common paths (TestBeginMakesRoomOnYoungStacks).
 const engineStack = 1024
 
 // stackGuard is the runtime's guard on linux/amd64 without the race
