@@ -105,7 +105,7 @@ func TestWithinOnlyWhenATraceStarts(t *testing.T) {
 		registered = true
 	}
 	meter.Configure(meter.Chain{Enabled: true, Clock: clock.NewManual(), Tracepoint: &tracepoint.Rule{Sample: 10}})
-	defer meter.Configure(meter.Chain{})
+	defer meter.Configure(wired) // the chain the properties wired, which the package's other tests run on
 	benchProbes[3].m.Enable()
 	benchProbes[3].m.SetRoot()
 	ctx := context.WithValue(context.Background(), ctxKey{}, "request")

@@ -22,8 +22,9 @@ var onFlush func()
 
 var (
 	config  env.Config
-	stderr  io.Writer = os.Stderr
-	stopped           = make(chan struct{})
+	wired   meter.Chain // the chain setup wired, for a test that rewires the engine to restore
+	stderr  io.Writer   = os.Stderr
+	stopped             = make(chan struct{})
 	ticker  sync.WaitGroup
 	flushMu sync.Mutex
 	shut    sync.Once
@@ -45,6 +46,7 @@ func setup() {
 	}
 	ch := chain(config)
 	ch.Sink = startExports(config, ch) // export.go
+	wired = ch
 	meter.Configure(ch)
 	runExports()
 	configureLive(config.HTTP) // live.go
