@@ -42,8 +42,6 @@ func roomOut() {
 		return
 	}
 	if g != nil && g.goid == identity() && g.depth > 0 {
-		f := g.frames[g.depth-1]
-		f.child += d
-		f.over += d
+		g.frames[g.depth-1].leaveOutNested(d)
 	}
 }

@@ -95,9 +95,7 @@ func (p *Probe) end(fr *Frame) int64 {
 		// and taken off this firing's last stretch and inclusive time.
 		t0 := now()
 		g.endUnwound(fr.index + 1)
-		d := nanos(t0, now())
-		fr.child += d
-		fr.over += d
+		fr.leaveOutNested(nanos(t0, now()))
 	}
 	var t int64
 	var left, reason uint8

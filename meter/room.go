@@ -121,6 +121,14 @@ func makeRoom() int64 {
 	return nanos(t0, t1)
 }
 
+// leaveOutNested takes d ns of the engine's work, done in f's current
+// stretch (a copy of the stack, the ends of unwound firings), off that
+// stretch and off f's inclusive time, as metering nested in it.
+func (f *Frame) leaveOutNested(d int64) {
+	f.child += d
+	f.over += d
+}
+
 // young reports whether g, the running goroutine's state, says that its
 // stack has not grown since the engine first saw the goroutine
 // (Goroutine.first); a goroutine the engine has not seen yet, or whose

@@ -2,7 +2,10 @@
 
 package meter
 
-import "testing"
+import (
+	"math/bits"
+	"testing"
+)
 
 // deeper recurses until the running goroutine's stack is at least size
 // bytes: each copy to a larger stack doubles it.
@@ -46,13 +49,13 @@ func TestStackGrowthIsNotADeschedule(t *testing.T) {
 			clk.Advance(8 * us)
 			s := stackSize()
 			deeper(4 * s)
-			copies = bitsLen(stackSize()) - bitsLen(s)
+			copies = bits.Len(uint(stackSize())) - bits.Len(uint(s))
 			left = copies // the runtime's count: the copies alone
 			fire(inner, 3*us, nil)
 			clk.Advance(6 * us)
 			s = stackSize()
 			deeper(2 * s)
-			more = bitsLen(stackSize()) - bitsLen(s)
+			more = bits.Len(uint(stackSize())) - bits.Len(uint(s))
 			left = more + 1 // and once taken off its P: short, left out
 		})
 	}()
@@ -62,12 +65,4 @@ func TestStackGrowthIsNotADeschedule(t *testing.T) {
 	}
 	checkRow(t, outer, 1, 2*us+8*us+3*us+6*us, 2*us+8*us)
 	checkRow(t, inner, 1, 3*us, 3*us)
-}
-
-func bitsLen(x uintptr) int {
-	n := 0
-	for ; x > 0; x >>= 1 {
-		n++
-	}
-	return n
 }

@@ -695,9 +695,7 @@ func Panicking() {
 	g.acquire()
 	g.sameGoroutine()
 	if g.depth > 0 {
-		f := g.frames[g.depth-1]
-		f.child += d
-		f.over += d
+		g.frames[g.depth-1].leaveOutNested(d)
 	}
 	g.caught()
 	g.release()
