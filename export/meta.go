@@ -54,6 +54,11 @@ func writeMeta(w io.Writer, s meter.Snapshot) error {
 	}
 	num(schema.MetaReenabled, reenabled)
 	num(schema.MetaUnwound, s.Unwound)
+	var open int64
+	for _, r := range s.Rows {
+		open += r.Open
+	}
+	num(schema.MetaOpen, open)
 	num(schema.MetaDisturbed, s.Disturbed)
 	num(schema.MetaSyscallStretches, s.SyscallStretches)
 	num(schema.MetaDescheduled, s.Descheduled)

@@ -178,6 +178,9 @@ func Configure(c Chain) {
 	if engine.traceMax <= 0 {
 		engine.traceMax = math.MaxInt32
 	}
+	if c.Clock != engine.manual {
+		openBase.Store(0) // ticks of another clock (open.go)
+	}
 	engine.sink, engine.manual, engine.clockCost, engine.parked = c.Sink, c.Clock, c.ClockCost, c.Parked
 	stampTSC = c.Clock == nil && clock.TSC()
 	engine.desched, engine.runWait, engine.worked, engine.idle = c.Descheduled, c.RunWait, c.Worked, c.Idle

@@ -35,8 +35,9 @@ func firingOf(fr *Frame) Firing { return Firing(unsafe.Pointer(fr)) }
 
 // firstEnd is the Firing of a probe's firing outside a trace, while no
 // firing of the probe has ended yet: not metered, but its End is noted (a
-// probe none of whose firings has ended cannot start a trace).
-var firstEnd = &Frame{}
+// probe none of whose firings has ended cannot start a trace). Its state
+// has no frames, so that end finds it dropped, on its rare path.
+var firstEnd = &Frame{g: &Goroutine{}}
 
 var (
 	traceIDs        atomic.Uint64

@@ -75,13 +75,12 @@ func (g *Goroutine) endUnwound(keep int32) {
 // panic was caught in it (Frame.caught): it then ends where the panic
 // reached a function that recovers, its work up to the panic whole.
 func (p *Probe) end(fr *Frame) int64 {
-	if fr == firstEnd {
-		p.noteEnded()
-		return -1
-	}
 	fr.g.acquire()
 	if g := fr.g; fr.index >= g.depth || fr.probe != p { // dropped already: not ours any more
 		g.release()
+		if fr == firstEnd {
+			p.noteEnded()
+		}
 		return -1
 	} else if g.depth > fr.index+1 {
 		if panicking() {
@@ -133,6 +132,9 @@ func (p *Probe) end(fr *Frame) int64 {
 	inner, outer := overhead[k].inner.Load(), overhead[k].outer.Load()
 	incl := max(raw-inner-fr.over, 0)
 	fr.closeStretch(t, left, reason, sys)
+	if fr.shown != 0 {
+		fr.own += fr.unshow() // it showed own time while open (open.go)
+	}
 	own := fr.own - inner // may be below 0 where children were estimated: an estimate, not clamped
 	if fr.how == meterRecheck {
 		p.recheck(own, fr.recheckCalls(p)) // its time is its parent's, below, as every untimed call's is
@@ -281,6 +283,9 @@ func (g *Goroutine) unwind() {
 	d := g.depth - 1
 	fr := g.frames[d]
 	fr.cpuStart = 0
+	if fr.shown != 0 {
+		fr.unshow() // dropped, as the rest of its time
+	}
 	if d > 0 {
 		parent := g.frames[d-1]
 		if parent.pool != Unlimited {

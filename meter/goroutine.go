@@ -70,6 +70,7 @@ type Goroutine struct {
 type Frame struct {
 	g     *Goroutine // the state it belongs to
 	index int32      // its index in g.frames
+	shown uint32     // units of its own time shown while it is open (open.go)
 	probe *Probe
 	start int64 // ticks at Begin
 	// entry, for a selected or forced firing with a metered parent, is

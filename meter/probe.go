@@ -95,8 +95,7 @@ type Probe struct {
 	reenabled    atomic.Int64
 	waited       atomic.Int64 // ns of its metered firings' stretches left out for a wait, each times its weight (stretch.go)
 	blind        atomic.Int64 // of those, ns of the stretches left out whole (not a bracketed wait), each times its weight: the sampler's to see into
-
-	_ [24]byte // to whole cache lines (TestWholeCacheLines)
+	open         openFirings  // what its firings still open have shown (open.go)
 }
 
 // Name returns the probe's name, as the Go toolchain names the function.

@@ -47,6 +47,10 @@ type Row struct {
 	// (stretch.go): the CPU time they held before and after the wait is
 	// missing from its inherent time. Scaled to the count as its times are.
 	Waited int64
+	// Open is how many of its calls were still running at the snapshot
+	// with their time so far in its totals (open.go): a function that runs
+	// for the life of the program shows what it ran up to now.
+	Open int64
 	// TimeIn names, for an untimed or disabled row, the probes whose own
 	// time holds its calls' time: those its metered calls ran under, at
 	// most four (the report lists a row's untimed callees from them).
@@ -192,12 +196,22 @@ func (p *Probe) row() Row {
 		r.Total, r.InherentTotal = int64(math.Round(max(wtotal, 0))), int64(math.Round(max(wown+float64(back), 0)))
 		r.Count = max(r.Count, t.wsum)
 		r.Waited = max(p.waited.Load(), 0)
-	case t.wsum > 0:
-		// The metered firings stand for wsum calls: scaled to the count.
-		scale := float64(max(r.Count, t.wsum)) / float64(t.wsum)
-		r.Total = int64(math.Round(max(wtotal, 0) * scale))
-		r.InherentTotal = int64(math.Round(max(wown+float64(back), 0) * scale))
-		r.Waited = max(int64(float64(p.waited.Load())*scale), 0)
+	default:
+		// The metered firings that ended stand for wsum calls: scaled to
+		// the count, less the calls of the firings still open that showed
+		// their time so far (open.go), which stand for themselves.
+		oown, oincl, ocalls := p.openTimes()
+		if t.wsum > 0 {
+			scale := float64(max(r.Count-ocalls, t.wsum)) / float64(t.wsum)
+			r.Total = int64(math.Round(max(wtotal, 0) * scale))
+			r.InherentTotal = int64(math.Round(max(wown+float64(back), 0) * scale))
+			r.Waited = max(int64(float64(p.waited.Load())*scale), 0)
+		}
+		r.Total += oincl
+		r.InherentTotal += oown
+		if ocalls > 0 {
+			r.Open = ocalls
+		}
 	}
 	if r.Count > 0 {
 		r.Avg, r.InherentAvg = r.Total/r.Count, r.InherentTotal/r.Count

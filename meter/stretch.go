@@ -237,6 +237,9 @@ func (f *Frame) closeBetween(t int64, left, reason uint8, sys bool) {
 	}
 	f.mark, f.child, f.charger = t, 0, 0
 	f.left = left
+	if f.own >= shownUnit {
+		f.show() // a long firing, still open (open.go)
+	}
 }
 
 // Overcharged estimates. A sampled probe's selected firings are timed by
@@ -623,6 +626,9 @@ func (f *Frame) woke(at int64) {
 	}
 	f.mark, f.base, f.left = t, 0, left
 	f.g.ran = 0
+	if f.own >= shownUnit {
+		f.show()
+	}
 }
 
 // Mark ends the current stretch of the firing *f of p, and begins the

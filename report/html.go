@@ -55,6 +55,7 @@ var metaMeaning = map[string]string{
 	schema.MetaTruncatedTraces:    "traces cut short: at METER_TRACE_MAX firings, or exported before their root ended",
 	schema.MetaDroppedSpans:       "spans of traces the export queue had no room for",
 	schema.MetaUnwound:            "metered firings a panic or runtime.Goexit unwound before their end: not counted",
+	schema.MetaOpen:               "calls still running when the model was taken: their rows hold their time so far",
 	schema.MetaClampedDurations:   "clock differences that came out negative and were counted as zero",
 	schema.MetaReenabled:          "times a spot check gave a disabled probe back its balance",
 	schema.MetaRoots:              "entry probes: the units of work (handlers, goroutine functions)",

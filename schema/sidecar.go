@@ -24,6 +24,7 @@ const (
 	MetaClampedDurations = "clamped_durations"     // negative clock differences counted as zero
 	MetaReenabled        = "reenabled"             // times a spot check re-enabled a probe
 	MetaUnwound          = "unwound"               // metered firings a panic or runtime.Goexit unwound before their end
+	MetaOpen             = "open"                  // calls still running when the model was taken: their rows hold their time so far
 	MetaDisturbed        = "disturbed_stretches"   // stretches of own time dropped because the goroutine parked in them, or waited in a system call
 	MetaSyscallStretches = "syscall_stretches"     // of those, stretches timed by the wall clock that held a system call; the probe's stretches are timed by the thread's CPU clock from then on
 	MetaDescheduled      = "descheduled_stretches" // stretches charged their wall time less run-queue waits: the goroutine was taken off its P in them
