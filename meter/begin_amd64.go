@@ -2,6 +2,8 @@
 
 package meter
 
+import "unsafe"
+
 // begin is Begin. It is an assembly leaf (begin_amd64.s) that the inlined
 // Begin calls directly, with no Go frame on the way: it mirrors beginGo,
 // answers the quiet cases itself (a firing outside a trace whose counts do
@@ -45,3 +47,53 @@ func roomOut() {
 		g.frames[g.depth-1].leaveOutNested(d)
 	}
 }
+
+// roomGive is roomOut on the paths of a sampled probe's firing that may be
+// selected or forced (room.go). On a stack the program has grown, where
+// the firing function's own calls would have grown it (fewer than
+// stackGuard and the function's frame below that frame), the copy is the
+// firing's: it grows the stack, takes the copy's time off the current
+// stretch of the innermost metered firing, and leaves it in
+// Goroutine.copied for the firing begun (takeCopy; not the engine's empty
+// firing that a selected one runs first). Elsewhere it grows the stack
+// too, and leaves the copy out of every firing's time: a deeper call would
+// have made it, one that the firing begun does not stand for.
+//
+//lint:ignore U1000 called from begin_amd64.s
+//go:nosplit
+func roomGive() {
+	g := cached()
+	if g == nil {
+		g = gtab.Load().find(getg())
+	}
+	if young(g) {
+		roomOut()
+		return
+	}
+	// This frame's pointer: under it, the leaf's return address (the leaf
+	// has no frame) and the firing function's stack pointer; at it, the
+	// firing function's frame pointer, saved.
+	fp := framePointer()
+	sp := uintptr(fp) + 3*ptrSize
+	frame := *(*uintptr)(fp) - sp
+	room := sp - stackLo()
+	d := makeRoom()
+	if d <= 0 || g == nil || g.goid != identity() {
+		return
+	}
+	if room < stackGuard+frame {
+		if g.depth > 0 {
+			g.frames[g.depth-1].child += d
+		}
+		g.copied = d
+		return
+	}
+	if g.depth > 0 {
+		g.frames[g.depth-1].leaveOutNested(d)
+	}
+}
+
+// framePointer returns its caller's frame pointer.
+func framePointer() unsafe.Pointer
+
+const ptrSize = unsafe.Sizeof(uintptr(0))

@@ -39,16 +39,18 @@
 	XADDQ R8, (DI)(DX*1); \
 	CMPQ R8, $0
 
-// ROOM(ok) calls roomOut where the goroutine's stack has fewer than
-// roomBytes below SP, the firing function's (room.go), and goes on at ok.
-// CX holds the running g, and again after; AX is kept, in pos's slot
-// across the call (FRAME writes pos after). It uses R10.
-#define ROOM(ok) \
+// ROOM(ok, fn) calls fn (roomOut, or roomGive on the paths of a sampled
+// probe's firing that may be selected or forced) where the goroutine's
+// stack has fewer than roomBytes below SP, the firing function's
+// (room.go), and goes on at ok. CX holds the running g, and again after;
+// AX is kept, in pos's slot across the call (FRAME writes pos after). It
+// uses R10.
+#define ROOM(ok, fn) \
 	LEAQ -const_roomBytes(SP), R10; \
 	CMPQ R10, 0(CX); \
 	JHI  ok; \
 	MOVQ AX, pos+16(FP); \
-	CALL ·roomOut(SB); \
+	CALL fn(SB); \
 	MOVQ pos+16(FP), AX; \
 	MOVQ (TLS), CX; \
 ok:
@@ -60,8 +62,8 @@ ok:
 // leaves calls in a closure made by an inlined function as calls), stands
 // for its own caller: the frame its frame pointer links to, and the return
 // address there (shim.go). CX holds the running g. It uses DX, R8 and R10.
-#define FRAME(ok) \
-	ROOM(ok); \
+#define FRAME(ok, fn) \
+	ROOM(ok, fn); \
 	MOVQ 0(SP), DX; \
 	MOVQ BP, R8; \
 	MOVQ DX, R10; \
@@ -73,6 +75,11 @@ ok:
 	MOVQ 8(CX), DX; \
 	SUBQ R8, DX; \
 	MOVQ DX, pos+16(FP)
+
+// func framePointer() unsafe.Pointer
+TEXT ·framePointer(SB), NOSPLIT|NOFRAME, $0-8
+	MOVQ BP, ret+0(FP)
+	RET
 
 // func cached() *Goroutine
 TEXT ·cached(SB), NOSPLIT, $0-8
@@ -135,11 +142,11 @@ TEXT ·begin(SB), NOSPLIT|NOFRAME, $0-40
 forcedgo:
 	// forcedOrNot, inside a forcing firing, or with the goroutine's state
 	// not at hand: Go decides, the firing counted already.
-	FRAME(room1)
+	FRAME(room1, ·roomGive)
 	JMP  ·forcedOut(SB)
 due:
 	// selected: the countdown ran out on this P.
-	FRAME(room2)
+	FRAME(room2, ·roomGive)
 	JMP  ·selectedOut(SB)
 meterorgate:
 	// meterOrGate: measure where no gate is on or a trace is open.
@@ -171,7 +178,7 @@ lease:
 	MOVQ Goroutine_stripe(AX), DX
 	LEASE
 	JGT  quiet
-	FRAME(room3)
+	FRAME(room3, ·roomOut)
 	MOVQ AX, st+8(FP)
 	JMP  ·leaseOut(SB)
 untimed:
@@ -190,30 +197,30 @@ measure:
 	MOVQ (CX)(DX*1), DX
 	CMPQ DX, Goroutine_goid(AX)
 	JNE  slow
-	FRAME(room4)
+	FRAME(room4, ·roomOut)
 	MOVQ AX, st+8(FP)
 	JMP  ·measure(SB)
 flowout:
 	// outside: flowcheck's count ran out (flowOut).
-	FRAME(room5)
+	FRAME(room5, ·roomOut)
 	MOVQ AX, st+8(FP)
 	JMP  ·flowOut(SB)
 outsidego:
 	// A probe none of whose firings has ended: Go's gates note its end.
-	FRAME(room6)
+	FRAME(room6, ·roomOut)
 	MOVQ AX, st+8(FP)
 	JMP  ·outsideOut(SB)
 slow:
 	// Counted already: meterOrGate finds the goroutine's state.
 	MOVQ (TLS), CX
-	FRAME(room7)
+	FRAME(room7, ·roomOut)
 	JMP  ·meterOrGateOut(SB)
 checkpoint:
-	FRAME(room8)
+	FRAME(room8, ·roomOut)
 	JMP  ·checkpointOut(SB)
 countout:
 	// No slot for this P: Go counts and decides.
-	FRAME(room9)
+	FRAME(room9, ·roomOut)
 	JMP  ·countOut(SB)
 uncounted:
 	// classOff: nothing. classSpot (spot): spotcheck's count, on a stripe
@@ -227,5 +234,5 @@ uncounted:
 	SHRQ $61, DX
 	LEASE
 	JGT  quiet
-	FRAME(room10)
+	FRAME(room10, ·roomOut)
 	JMP  ·spotOut(SB)

@@ -245,7 +245,21 @@ func selected(p *Probe, w int32, pos, pc uintptr) *Frame {
 	}
 	g.acquire()
 	g.settle(pos, pc)
-	return g.meter(p, pos, pc, meterSelected, w, entry)
+	f := g.meter(p, pos, pc, meterSelected, w, entry)
+	if g.copied != 0 && !p.internal { // not the empty firing above
+		g.takeCopy(f)
+	}
+	return f
+}
+
+// takeCopy gives f, the firing begun, the copy of the stack that begin's
+// leaf made for it (roomGive) as its own time; with no firing metered (f
+// nil), the copy stays out of every firing's time.
+func (g *Goroutine) takeCopy(f *Frame) {
+	if f != nil {
+		f.own += g.copied
+	}
+	g.copied = 0
 }
 
 // forcedOrNot is a counted firing of a sampled probe: metered, as a
@@ -274,6 +288,7 @@ func forcedOrNot(p *Probe, pos, pc uintptr) *Frame {
 			f.child += p.charge.Load()
 			f.charge(p)
 		}
+		g.copied = 0
 		g.release()
 		return nil
 	}
@@ -281,10 +296,15 @@ func forcedOrNot(p *Probe, pos, pc uintptr) *Frame {
 	g.sameGoroutine()
 	g.settle(pos, pc)
 	if g.forcing == 0 { // it forced firings that a panic unwound
+		g.copied = 0
 		g.release()
 		return nil
 	}
-	return g.meter(p, pos, pc, meterForced, 1, entry)
+	f := g.meter(p, pos, pc, meterForced, 1, entry)
+	if g.copied != 0 {
+		g.takeCopy(f)
+	}
+	return f
 }
 
 // forcedOut is the leaf's path for a firing of a sampled probe whose

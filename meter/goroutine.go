@@ -50,8 +50,10 @@ type Goroutine struct {
 
 	// stack is the size of the goroutine's stack, in bytes, when the
 	// engine last looked (room.go): a stretch that saw the goroutine leave
-	// the running state compares it with the size now.
-	stack uintptr
+	// the running state compares it with the size now. first is its size
+	// when the engine first saw the goroutine (sameGoroutine): a stack no
+	// larger is young (room.go). The runtime's stacks stay under 4 GiB.
+	stack, first uint32
 
 	join *joinState // its side of the trace it is in, across goroutines (join.go); nil before its first trace
 
@@ -61,9 +63,10 @@ type Goroutine struct {
 	// locked add; the goroutine reads and clears it with plain accesses.
 	ran uint64
 
-	// first is the size of the goroutine's stack when the engine first
-	// saw it (sameGoroutine): a stack no larger is young (room.go).
-	first uintptr
+	// copied is the time, in ns, of a copy of the stack that begin's leaf
+	// made for the selected or forced firing it begins, the firing's own
+	// (roomGive); 0: none.
+	copied int64
 }
 
 // Frame is one metered firing on a goroutine's stack.

@@ -113,7 +113,7 @@ func (g *Goroutine) sameGoroutine() {
 			g.unwind()
 		}
 		g.goid = id
-		g.stack = stackSize()
+		g.stack = uint32(stackSize())
 		g.first = g.stack
 		g.noteGoroutine() // one started inside a trace joins it (join.go)
 	}

@@ -27,14 +27,19 @@ import (
 //     time the copy took is taken off the current stretch of the innermost
 //     metered firing (Frame.child) and out of its inclusive time. A stack
 //     that has grown since is one the program runs deep in, and would grow
-//     again a call or two further: there the engine's path grows it where
-//     it does, in the stretch of the firing or of its caller, as the
-//     program's own call would have. Grown early and left out, the copies
-//     would be missing from a sampled probe's selected calls, which stand
-//     for its other calls (bench/adversarial/young). The paths a firing's
-//     End takes run from the same frame as its Begin, in the room Begin
-//     made; the rarer and deeper ones (a verdict, a calibration) may still
-//     grow the stack.
+//     again a call or two further. On the paths of a sampled probe's
+//     firing that may be selected or forced, the leaf grows it too
+//     (roomGive): where fewer than stackGuard and the firing function's
+//     own frame lie below that frame, the function's next call would have
+//     grown it, and the copy is the firing's own time (Goroutine.copied);
+//     further up, a deeper call would have, and the copy is left out. So a
+//     sampled probe's selected calls hold copies as often as its other
+//     calls, whose copies fall in their callers' stretches and come back
+//     to them through its mean (bench/adversarial/young). On the other
+//     paths the engine's Go code grows such a stack where it does. The
+//     paths a firing's End takes run from the same frame as its Begin, in
+//     the room Begin made; the rarer and deeper ones (a verdict, a
+//     calibration) may still grow the stack.
 //   - Wherever the stack grows (in the program's own code too: a recursion
 //     on a young goroutine, which a CPU profile charges to the function
 //     that grew), a stretch that saw the goroutine leave the running state
@@ -72,6 +77,12 @@ func stackSize() uintptr {
 	return *(*uintptr)(unsafe.Add(gp, unsafe.Sizeof(uintptr(0)))) - *(*uintptr)(gp)
 }
 
+// stackLo returns the lowest address of the running goroutine's stack
+// (the g's first word).
+//
+//go:nosplit
+func stackLo() uintptr { return *(*uintptr)(getgp()) }
+
 // stackRoom returns how many bytes of the running goroutine's stack lie
 // below its caller's frame, roughly (the address of a local).
 //
@@ -91,7 +102,7 @@ func stackRoom() uintptr {
 // goroutines that use little of them, while they are stopped) counts
 // nothing.
 func (g *Goroutine) grew() int {
-	s := stackSize()
+	s := uint32(stackSize())
 	old := g.stack
 	g.stack = s
 	if old == 0 || s <= old {
@@ -136,7 +147,7 @@ func (f *Frame) leaveOutNested(d int64) {
 //
 //go:nosplit
 func young(g *Goroutine) bool {
-	return g == nil || g.goid != identity() || stackSize() <= g.first
+	return g == nil || g.goid != identity() || stackSize() <= uintptr(g.first)
 }
 
 // roomy takes a frame of engineStack bytes: its entry grows the stack
