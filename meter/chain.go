@@ -178,10 +178,12 @@ func Configure(c Chain) {
 	if engine.traceMax <= 0 {
 		engine.traceMax = math.MaxInt32
 	}
-	if c.Clock != engine.manual {
-		openBase.Store(0) // ticks of another clock (open.go)
-	}
+	newClock := c.Clock != engine.manual || !openBased
 	engine.sink, engine.manual, engine.clockCost, engine.parked = c.Sink, c.Clock, c.ClockCost, c.Parked
+	if newClock {
+		openBase.Store(now()) // before any firing on this clock (open.go)
+		openBased = true
+	}
 	stampTSC = c.Clock == nil && clock.TSC()
 	engine.desched, engine.runWait, engine.worked, engine.idle = c.Descheduled, c.RunWait, c.Worked, c.Idle
 	engine.syscalled, engine.threadCPU, engine.grown = c.Syscalled, c.ThreadCPU, c.Grown

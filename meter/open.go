@@ -13,7 +13,7 @@ import (
 // is open: where one of its stretches closes inside it (closeBetween, at a
 // metered child's Begin or a checkpoint; woke, after a wait), what it holds
 // of its own in whole units of shownUnit moves to its probe's open sums,
-// which the model's rows add (Probe.openRow). Its End, or the engine's
+// which the model's rows add (Probe.openTimes). Its End, or the engine's
 // dropping it (unwind), takes them back; the End then records the whole
 // call as any other. What an open firing ran since its last stretch
 // closed, less than a unit and its current stretch, is not shown.
@@ -27,10 +27,13 @@ type openFirings struct {
 	start atomic.Int64 // their starts, ns after openBase, each times its weight
 }
 
-// openBase is the tick from which open firings' starts are counted: the
-// first firing to show own time sets it (its start), so that the sums stay
-// far from overflow whatever the clock's origin.
-var openBase atomic.Int64
+// openBase is the tick from which open firings' starts are counted, so
+// that the sums stay far from overflow whatever the clock's origin:
+// Configure sets it, before any firing on its clock.
+var (
+	openBase  atomic.Int64
+	openBased bool // set once
+)
 
 // show moves f's own time, in whole units, to its probe's open sums; f's
 // stretch has just closed and f.own holds a unit or more. A spot check or
@@ -44,13 +47,8 @@ func (f *Frame) show() {
 	w := int64(f.weight)
 	p := &f.probe.open
 	if f.shown == 0 {
-		base := openBase.Load()
-		if base == 0 {
-			openBase.CompareAndSwap(0, f.start)
-			base = openBase.Load()
-		}
 		p.calls.Add(w)
-		p.start.Add(w * nanos(base, f.start))
+		p.start.Add(w * nanos(openBase.Load(), f.start))
 	}
 	f.shown += uint32(k)
 	p.own.Add(k * shownUnit * w)
