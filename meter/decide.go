@@ -393,24 +393,56 @@ const (
 )
 
 // forceFirst is how many timed children a firing that forces because it
-// is one of its probe's first (forcesFirst) meters at most: past that many
+// is one of its probe's first (forcing) meters at most: past that many
 // (a main whose loop calls a sampled function a billion times), its
 // children are metered as they would be anywhere, and those that are not
 // are estimated (parent.go). A selected firing forces all of them: it is
 // one call of its probe in hotspot's Sample.
 const forceFirst = 1024
 
-// forcesFirst reports whether a firing of p, metered at every call,
-// forces its timed children: the first hotspot Initial of them do (1000
-// by default), so that the own times of the firings a short program has
-// are measured whole; later ones, of a probe metered for good, are
-// estimated, and cost no forced metering.
-func (p *Probe) forcesFirst() bool {
+// forcing returns how many timed children a firing of p, metered at every
+// call, forces (meters whole, Frame.forces). The first hotspot Initial of
+// them (1000 by default) force forceFirst, so that the own times of the
+// firings a short program has are measured whole. Later ones force as
+// many as cost their calls no more than 1/forceShare of their time, from
+// the mean inclusive time of the first (forceLong): none for a function of
+// tens of µs, a few for one of hundreds. The others are estimated, and
+// where a sampled child's calls under this parent differ from its calls
+// elsewhere (bench/adversarial/callers: 100 µs under one caller, 500 ns
+// under another), the estimate under a parent that calls it rarely rests
+// on few selected calls; forced, they are measured.
+func (p *Probe) forcing() int32 {
 	n := int32(1000)
 	if h := engine.hotspot; h != nil {
 		n = int32(min(h.Initial, 1<<30))
 	}
-	return p.forcings.Load() < n && p.forcings.Add(1) <= n
+	if p.forcings.Load() < n {
+		if c := p.forcings.Add(1); c <= n {
+			if c == n {
+				p.setForceLong()
+			}
+			return forceFirst
+		}
+	}
+	return p.forceLong.Load()
+}
+
+// forceShare bounds what forcing costs a firing metered at every call:
+// its forced children's metering, at most 1/forceShare of its time.
+const forceShare = 32
+
+// setForceLong sets how many timed children p's firings metered at every
+// call force after its first ones (forcing).
+func (p *Probe) setForceLong() {
+	t := p.stats.sum()
+	if t.count == 0 {
+		return
+	}
+	cost := overhead[pathForced].outer.Load()
+	if cost <= 0 {
+		return // not measured (a manual clock that costs nothing): no more
+	}
+	p.forceLong.Store(int32(min(t.total/t.count/(forceShare*cost), forceFirst)))
 }
 
 // meter pushes a metered firing of p on g, which the caller has acquired
@@ -467,8 +499,8 @@ func (g *Goroutine) push(p *Probe, pool int64, pos, pc uintptr, how uint8, w int
 	switch {
 	case how == meterSelected:
 		f.forces = math.MaxInt32
-	case how == meterAlways && engine.sample > 0 && !p.internal && p.forcesFirst():
-		f.forces = forceFirst
+	case how == meterAlways && engine.sample > 0 && !p.internal:
+		f.forces = p.forcing()
 	}
 	g.forcing = b2u32(f.forces > 0)
 	if g.trace != 0 && !p.internal {

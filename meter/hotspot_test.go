@@ -586,7 +586,7 @@ func TestSuspectFiringJudgedByTheCPUClock(t *testing.T) {
 	setOverhead(pathMeter, 0, 100) // metering costs 100 ns: over 2% of 1 µs
 	parent := newProbe(t, "parent")
 	for range h.Initial {
-		fire(parent, 10*us, nil) // past the firings that force their children (forcesFirst)
+		fire(parent, 10*us, nil) // past the firings that force their children (forcing)
 	}
 	run := func(p *Probe, rounds int, long int64, work bool) {
 		for range rounds {
@@ -853,7 +853,7 @@ func TestRecursiveProbeUntimedOnItsSelectedCalls(t *testing.T) {
 
 // wireRechecks wires hotspot with sampling (one call in 7 or 8 selected),
 // an untimed limit of 200 ns, and returns a parent probe past the firings
-// that force their children (forcesFirst), metered at every call.
+// that force their children (forcing), metered at every call.
 func wireRechecks(t *testing.T) *Probe {
 	var r uint64
 	h := hot()
@@ -1332,5 +1332,57 @@ func TestWaitingProbeUnseenIsNotDisabled(t *testing.T) {
 		if s := judgeClient(t, c.bracketed, 0, 10*ms); s != c.want {
 			t.Errorf("bracketed=%v: state %d, want %d", c.bracketed, s, c.want)
 		}
+	}
+}
+
+// A probe metered at every call forces its timed children in its first
+// hotspot-Initial firings, and in its later ones as many as cost it at
+// most 1/forceShare of its mean inclusive time, at the forced path's
+// measured overhead: a long parent's sampled child is measured under it,
+// a short parent's estimated.
+func TestLongMeteredFiringsForceAFewChildren(t *testing.T) {
+	h := &hotspot.Rule{Initial: 4, Sample: 1000}
+	wire(t, Chain{Hotspot: h, Rand: func() uint64 { return 999 }})
+	saved := overhead[pathForced].outer.Load()
+	overhead[pathForced].outer.Store(100) // ns: a forced child costs its parent this
+	t.Cleanup(func() { overhead[pathForced].outer.Store(saved) })
+	long, short, child := newProbe(t, "long"), newProbe(t, "short"), newProbe(t, "child")
+	fire(child, 1*us, nil)
+	if !child.setState(child.State(), Sampled) {
+		t.Fatal("child not sampled")
+	}
+	// Each call of child reports whether it was metered, and how.
+	var how []uint8
+	call := func() {
+		f := child.Begin()
+		if f != 0 {
+			how = append(how, f.frame().how)
+		} else {
+			how = append(how, 255)
+		}
+		clk.Advance(1 * us)
+		child.End(&f)
+	}
+	for range 4 { // the first: forced, whatever their length
+		fire(long, 62*us, call) // 64 µs: 1/32 of it pays for 19 forced children
+		fire(short, 1*us, call) // 3 µs: none
+	}
+	for i, m := range how {
+		if m != meterForced {
+			t.Fatalf("first firings: child's call %d metered as %d; want forced", i, m)
+		}
+	}
+	// Its inclusive time less its forced child's metering: 63.9 µs.
+	if want := int32((64*us - 100) / (forceShare * 100)); long.forceLong.Load() != want {
+		t.Fatalf("long forces %d children after its first; want %d", long.forceLong.Load(), want)
+	}
+	if n := short.forceLong.Load(); n != 0 {
+		t.Fatalf("short forces %d children after its first; want none", n)
+	}
+	how = how[:0]
+	fire(long, 60*us, func() { call(); call() })
+	fire(short, 1*us, call)
+	if how[0] != meterForced || how[1] != meterForced || how[2] != 255 {
+		t.Fatalf("later firings: child metered as %v; want forced twice under long, not metered under short (255)", how)
 	}
 }

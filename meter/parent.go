@@ -26,8 +26,8 @@ import (
 // one caller to the other as its selected calls under each say.
 //
 // Some firings force their timed children (Frame.forces): a sampled
-// probe's selected firing, and the first firings of a probe metered at
-// every call (forcesFirst). Inside one, every firing of a sampled probe is
+// probe's selected firing, and the firings of a probe metered at every
+// call, its first ones and the long ones (forcing). Inside one, every firing of a sampled probe is
 // metered, so its own time is measured whole, and the model's own times
 // rest on measurements where a program is short and the probe's mean own
 // time on whole measurements too.

@@ -52,7 +52,7 @@ type Probe struct {
 	root     atomic.Bool    // the entry of a unit of work (probe.Roots)
 	eligible atomic.Bool    // tracepoint may start traces on it
 	deciding atomic.Bool    // hotspot is judging it
-	forcings atomic.Int32   // its firings metered at every call that forced their timed children (forcesFirst)
+	forcings atomic.Int32   // its firings metered at every call that forced their timed children (forcing)
 	short    atomic.Uint32  // with hotspot off: whether its calls are too short to time (shortUnknown …; judgeShort)
 	parent   atomic.Bool    // some metered firing of it had a metered child (overcharged)
 	nested   atomic.Bool    // some metered firing of it ran directly inside another of its own: it recurses (checkpointed)
@@ -65,6 +65,7 @@ type Probe struct {
 	cpuTimed atomic.Uint32  // why its metered firings' stretches are timed by the thread's CPU clock: cpuSyscalls, cpuPauses (stretch.go); 0: by the wall clock
 	judged   atomic.Int32   // its suspect selected firings that read the CPU clock (interrupted)
 	rate     atomic.Int32   // while sampled, one firing in rate is selected, on average, if below the engine's sample; 0: the engine's (tailRate)
+	forceLong atomic.Int32  // how many timed children its firings metered at every call force once its first ones have (forcing)
 
 	slots   *slot        // its count on P 0 (count.go); on P k, k<<procShift bytes on
 	spill   atomic.Int64 // firings counted on Ps without slots
