@@ -45,27 +45,27 @@ type Probe struct {
 	id       int32
 	internal bool // the engine's own (calibrate.go): judged by nothing, never in a trace
 
-	class    atomic.Uint32  // what begin does with a firing (classOff …)
-	state    atomic.Uint32  // a State
-	gate     *atomic.Uint32 // the generated code's on-word; nil when none
-	ended    atomic.Bool    // some firing of it has returned
-	root     atomic.Bool    // the entry of a unit of work (probe.Roots)
-	eligible atomic.Bool    // tracepoint may start traces on it
-	deciding atomic.Bool    // hotspot is judging it
-	forcings atomic.Int32   // its firings metered at every call that forced their timed children (forcing)
-	short    atomic.Uint32  // with hotspot off: whether its calls are too short to time (shortUnknown …; judgeShort)
-	parent   atomic.Bool    // some metered firing of it had a metered child (overcharged)
-	nested   atomic.Bool    // some metered firing of it ran directly inside another of its own: it recurses (checkpointed)
-	suspects atomic.Int32   // its suspect selected firings before cpuPauses (interrupted)
-	hinged   atomic.Int32   // how many times its untimed verdict waited for more firings (hinges)
-	work     atomic.Int64   // ns: of the excess over its mean of its suspect selected firings that read the CPU clock, what the thread ran (interrupted)
-	excess   atomic.Int64   // ns: that excess
-	pending  atomic.Int64   // weighted ns: the excess over its mean of its suspect selected firings that did not (pendingOff)
-	carried  atomic.Int64   // calls the selected firings that read the CPU clock stood for, which its next selected firing stands for (interrupted)
-	cpuTimed atomic.Uint32  // why its metered firings' stretches are timed by the thread's CPU clock: cpuSyscalls, cpuPauses (stretch.go); 0: by the wall clock
-	judged   atomic.Int32   // its suspect selected firings that read the CPU clock (interrupted)
-	rate     atomic.Int32   // while sampled, one firing in rate is selected, on average, if below the engine's sample; 0: the engine's (tailRate)
-	forceLong atomic.Int32  // how many timed children its firings metered at every call force once its first ones have (forcing)
+	class     atomic.Uint32  // what begin does with a firing (classOff …)
+	state     atomic.Uint32  // a State
+	gate      *atomic.Uint32 // the generated code's on-word; nil when none
+	ended     atomic.Bool    // some firing of it has returned
+	root      atomic.Bool    // the entry of a unit of work (probe.Roots)
+	eligible  atomic.Bool    // tracepoint may start traces on it
+	deciding  atomic.Bool    // hotspot is judging it
+	forcings  atomic.Int32   // its firings metered at every call that forced their timed children (forcing)
+	short     atomic.Uint32  // with hotspot off: whether its calls are too short to time (shortUnknown …; judgeShort)
+	parent    atomic.Bool    // some metered firing of it had a metered child (overcharged)
+	nested    atomic.Bool    // some metered firing of it ran directly inside another of its own: it recurses (checkpointed)
+	suspects  atomic.Int32   // its suspect selected firings before cpuPauses (interrupted)
+	hinged    atomic.Int32   // how many times its untimed verdict waited for more firings (hinges)
+	work      atomic.Int64   // ns: of the excess over its mean of its suspect selected firings that read the CPU clock, what the thread ran (interrupted)
+	excess    atomic.Int64   // ns: that excess
+	pending   atomic.Int64   // weighted ns: the excess over its mean of its suspect selected firings that did not (pendingOff)
+	carried   atomic.Int64   // calls the selected firings that read the CPU clock stood for, which its next selected firing stands for (interrupted)
+	cpuTimed  atomic.Uint32  // why its metered firings' stretches are timed by the thread's CPU clock: cpuSyscalls, cpuPauses (stretch.go); 0: by the wall clock
+	judged    atomic.Int32   // its suspect selected firings that read the CPU clock (interrupted)
+	rate      atomic.Int32   // while sampled, one firing in rate is selected, on average, if below the engine's sample; 0: the engine's (tailRate)
+	forceLong atomic.Int32   // how many timed children its firings metered at every call force once its first ones have (forcing)
 
 	slots   *slot        // its count on P 0 (count.go); on P k, k<<procShift bytes on
 	spill   atomic.Int64 // firings counted on Ps without slots
