@@ -32,13 +32,26 @@ func cached() *Goroutine
 //lint:ignore U1000 called from begin_amd64.s
 //go:nosplit
 func roomOut() {
-	g := cached()
-	if g == nil {
-		g = gtab.Load().find(getg()) // not in its home slot: no new state
+	if g := roomState(); young(g) {
+		growYoung(g)
+	} // else grown by the program: it grows where the engine's path grows it
+}
+
+// roomState returns the running goroutine's state, if it has one, for
+// roomOut and roomGive. It splits no stack.
+//
+//go:nosplit
+func roomState() *Goroutine {
+	if g := cached(); g != nil {
+		return g
 	}
-	if !young(g) {
-		return // grown by the program: it grows where the engine's path grows it
-	}
+	return gtab.Load().find(getg()) // not in its home slot: no new state
+}
+
+// growYoung grows a young stack, g's if it has a state (roomOut).
+//
+//go:nosplit
+func growYoung(g *Goroutine) {
 	d := makeRoom()
 	if d <= 0 {
 		return
@@ -62,12 +75,9 @@ func roomOut() {
 //lint:ignore U1000 called from begin_amd64.s
 //go:nosplit
 func roomGive() {
-	g := cached()
-	if g == nil {
-		g = gtab.Load().find(getg())
-	}
+	g := roomState()
 	if young(g) {
-		roomOut()
+		growYoung(g)
 		return
 	}
 	// This frame's pointer: under it, the leaf's return address (the leaf

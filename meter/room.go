@@ -93,7 +93,7 @@ func stackRoom() uintptr {
 		return roomBytes
 	}
 	var x byte
-	return uintptr(unsafe.Pointer(&x)) - *(*uintptr)(gp)
+	return uintptr(unsafe.Pointer(&x)) - stackLo()
 }
 
 // grew returns how many times the running goroutine's stack was copied to

@@ -209,9 +209,7 @@ func (p *Probe) row() Row {
 		}
 		r.Total += oincl
 		r.InherentTotal += oown
-		if ocalls > 0 {
-			r.Open = ocalls
-		}
+		r.Open = ocalls
 	}
 	if r.Count > 0 {
 		r.Avg, r.InherentAvg = r.Total/r.Count, r.InherentTotal/r.Count
