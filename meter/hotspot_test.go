@@ -1,6 +1,7 @@
 package meter
 
 import (
+	"math"
 	"runtime"
 	"sync"
 	"testing"
@@ -1191,7 +1192,7 @@ func TestOverchargedEstimateBound(t *testing.T) {
 	// in the two stretches, the first's −100 µs and this one's 250 µs less
 	// the charge at the corrected mean; a stretch of 10 calls of 1 µs
 	// takes off what the estimate exceeds them by.
-	over0 := p.stats.sum().over
+	over0 := int64(p.stats.sum().over())
 	parentOwn := parent.row().InherentTotal
 	mean := p.ownMean.Load()
 	fire(parent, 0, func() {
@@ -1201,14 +1202,14 @@ func TestOverchargedEstimateBound(t *testing.T) {
 			p.End(&f)
 		}
 	})
-	if over, want := p.stats.sum().over, over0-100*us; over != want || want != 0 {
+	if over, want := int64(p.stats.sum().over()), over0-100*us; over != want || want != 0 {
 		t.Fatalf("over %d ns after a stretch of long calls, want %d", over, want)
 	}
 	if own, want := parent.row().InherentTotal-parentOwn, 150*us-100*mean; own != want || parentOwn != 0 {
 		t.Fatalf("parent: %d ns of own time in the stretch of long calls, want %d", own, want)
 	}
 	fire(parent, 0, calls(10))
-	if over, want := p.stats.sum().over, over0-100*us+10*500; over != want {
+	if over, want := int64(p.stats.sum().over()), over0-100*us+10*500; over != want {
 		t.Fatalf("over %d ns after a stretch of 10 calls, want %d", over, want)
 	}
 
@@ -1218,22 +1219,124 @@ func TestOverchargedEstimateBound(t *testing.T) {
 	if !q.setState(q.State(), Sampled) {
 		t.Fatal("q not sampled")
 	}
-	before := p.stats.sum().over
+	before := int64(p.stats.sum().over())
 	fire(parent, 0, func() {
 		calls(100)()
 		fire(q, 1*us, nil)
 	})
-	if over := p.stats.sum().over; over != before {
+	if over := int64(p.stats.sum().over()); over != before {
 		t.Fatalf("over %d ns, want %d: no bound", over, before)
 	}
 
 	// A probe with a metered child is not bounded: its calls' own time
 	// lies in more than one stretch.
 	p.parent.Store(true)
-	before = p.stats.sum().over
+	before = int64(p.stats.sum().over())
 	fire(parent, 0, calls(100))
-	if over := p.stats.sum().over; over != before {
+	if over := int64(p.stats.sum().over()); over != before {
 		t.Fatalf("over %d ns with a metered child, want %d", over, before)
+	}
+}
+
+// The bound takes off what the probe's estimate, as it stands, exceeds the
+// bounded calls' own time by: where its first selected firings read long
+// and the later ones do not, the excess goes with them, and the parent is
+// charged what the probe's row shows.
+func TestOverchargedBoundFollowsTheEstimate(t *testing.T) {
+	h := &hotspot.Rule{Initial: 1, Sample: 1000}
+	wire(t, Chain{Hotspot: h, Rand: func() uint64 { return 999 }})
+	parent, p := newProbe(t, "parent"), newProbe(t, "p")
+	long := true // metered calls take 1.5 µs, the others 1 µs
+	calls := func(n int) func() {
+		return func() {
+			for range n {
+				f := p.Begin()
+				if f != 0 && long {
+					clk.Advance(500)
+				}
+				clk.Advance(1 * us)
+				p.End(&f)
+			}
+		}
+	}
+	fire(parent, 0, calls(4))
+	if !p.setState(p.State(), Sampled) {
+		t.Fatal("p not sampled")
+	}
+	fire(parent, 0, calls(200)) // none selected: 200 µs, charged 300
+	p.refreshOwnMean()
+	if over := p.stats.sum().over(); over != 100*us {
+		t.Fatalf("over %.0f ns, want %d", over, 100*us)
+	}
+	// 4,000 calls of 1 µs, four of them selected: the estimate comes to
+	// (4×1.5 + 4,000×1) / 4,004 µs, what the bounded calls took.
+	long = false
+	fire(parent, 0, calls(4000))
+	p.refreshOwnMean()
+	const calls0 = 4204
+	raw := float64(4*1500+4000*us) / 4004
+	bounded := float64(calls0 - 4 - 4) // unmetered, each in a stretch that bounds it
+	if over, want := p.stats.sum().over(), raw*bounded-bounded*us; math.Abs(over-want) > 1 {
+		t.Fatalf("over %.0f ns, want %.0f: the excess at the estimate as it stands", over, want)
+	}
+	// The row: its calls at the estimate less the excess, 1 µs each but
+	// for the first four metered ones.
+	r := p.row()
+	if want := int64(4*1500 + 4200*us); math.Abs(float64(r.InherentTotal-want)) > 4*us {
+		t.Errorf("p: inherent %d ns, want %d within 4 µs", r.InherentTotal, want)
+	}
+}
+
+// The bound leaves out a probe whose selected or forced firings meter a
+// child: its unmetered calls' own time may lie in two stretches of their
+// caller's, cut where the child was selected. A child metered while the
+// probe was still judged, or a recheck of an untimed child, does not
+// count: the one is metered no more, the other's time is the probe's own.
+func TestBoundLeavesOutProbesWhoseSelectedCallsMeterChildren(t *testing.T) {
+	h := &hotspot.Rule{Initial: 1, Sample: 1000}
+	wire(t, Chain{Hotspot: h, Rand: func() uint64 { return 999 }})
+	parent, p, c := newProbe(t, "parent"), newProbe(t, "p"), newProbe(t, "c")
+	fire(parent, 0, func() {
+		for range 4 {
+			fire(p, 1*us, func() { fire(c, 100, nil) })
+		}
+	})
+	if !p.setState(p.State(), Sampled) || !c.setState(c.State(), Untimed) {
+		t.Fatal("p not sampled, or c not untimed")
+	}
+	if p.parent.Load() {
+		t.Fatal("p left out of the bound for a child metered before its verdict")
+	}
+	selected := func(child func()) {
+		for range 1000 {
+			f := p.Begin()
+			if f != 0 {
+				child()
+			}
+			clk.Advance(1 * us)
+			p.End(&f)
+			if f != 0 {
+				return
+			}
+		}
+		t.Fatal("no firing of p selected in 1000")
+	}
+	fire(parent, 0, func() {
+		selected(func() {
+			fr := meterHere(c, 0, 0, meterRecheck)
+			clk.Advance(100)
+			c.end(fr)
+		})
+	})
+	if p.parent.Load() {
+		t.Fatal("p left out of the bound for a recheck of its child")
+	}
+	if !c.setState(c.State(), Enabled) {
+		t.Fatal("c not enabled")
+	}
+	fire(parent, 0, func() { selected(func() { fire(c, 100, nil) }) })
+	if !p.parent.Load() {
+		t.Fatal("p bounded, though a selected firing of it metered its child")
 	}
 }
 

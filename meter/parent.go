@@ -96,10 +96,11 @@ func (p *Probe) refreshOwnMean() {
 	if t.wsum <= 0 || !p.pricing.TryLock() {
 		return
 	}
-	_, own := t.trimmed(p.Calls())
+	calls := p.Calls()
+	_, own := t.trimmed(calls)
 	off := p.pendingOff()
 	mean := int64(max(own+float64(t.back)-off, 0) / float64(t.wsum))
-	p.reprice(t.count, off)
+	p.reprice(t.count, off, t.over()/float64(max(calls, 1)))
 	p.ownMean.Store(mean)
 	p.rawMean.Store(int64(max(float64(t.wown+t.back)-off, 0) / float64(t.wsum)))
 	p.charge.Store(mean + unmetered.inner.Load())
@@ -160,7 +161,9 @@ type pricing struct {
 // reprice brings what p's unmetered calls charged each of their timed
 // parents to what its selected firings under that parent say those calls
 // took; metered is its metered firings, off what pendingOff takes off its
-// own time.
+// own time, and trim what the stretches that bound its calls found its
+// estimate to exceed them by, in ns a call (overcharged): its parents are
+// charged what its row shows.
 //
 // Each unmetered call charged the stretch it ran in with the probe's mean
 // own time as it stood (Probe.ownMean). A function whose long calls are
@@ -185,7 +188,7 @@ type pricing struct {
 // (or given back to) its own time. Calls with no timed parent, or under one
 // the table had no room for, charged their stretches at the mean and are
 // not repriced.
-func (p *Probe) reprice(metered int64, off float64) {
+func (p *Probe) reprice(metered int64, off, trim float64) {
 	w := p.selectedW.Load()
 	calls := p.Calls() - metered
 	if calls <= 0 {
@@ -198,7 +201,7 @@ func (p *Probe) reprice(metered int64, off float64) {
 		return
 	}
 	sel := float64(p.selectedOwn.Load())
-	owed := p.selectedMean(w, off) * float64(calls)
+	owed := max(p.selectedMean(w, off)-trim, 0) * float64(calls)
 	for i := range p.callers.to {
 		e := &p.callers.to[i]
 		q, n := e.parent.Load(), e.n.Load()

@@ -41,16 +41,17 @@ type row struct {
 	max     int64 // ns, inclusive
 	sqTotal uint64
 	back    int64 // ns of own time given back: children that turned out untimed or disabled (judge.go)
-	over    int64 // ns its unmetered calls' estimates exceeded the stretches they ran in, below 0 where they fell short (overcharged); taken off where the sum is above 0 (sum)
+	room    int64 // ns: the own time of its unmetered calls in the stretches that bound them (overcharged)
+	bounded int64 // those calls, in 1/boundUnit of a call, each priced for its caller (callerRatio)
 	bare    int64 // ns of own time in its firings' bare stretches, each times its weight, below 0 where more metering was taken off them than they held (stretch.go); written atomically
 	bound   int64 // ns of own time in its firings' stretches that bound a sampled child's calls, each times its weight, below 0 where the calls' estimate exceeded them (overcharged)
-	_       [24]byte
+	_       [16]byte
 }
 
 // totals are what a reader takes from rows.
 type totals struct {
-	count, total, wsum, wtotal, wown, min, max, back, over, bare, bound int64
-	sqTotal                                                             float64
+	count, total, wsum, wtotal, wown, min, max, back, room, bounded, bare, bound int64
+	sqTotal                                                                      float64
 }
 
 func (s *stats) init() {
@@ -126,12 +127,19 @@ func (s *stats) addBack(ns int64) { atomic.AddInt64(&s.shared.back, ns) }
 // row before the probe has a row per P.
 func (s *stats) addBare(ns int64) { atomic.AddInt64(&s.localRow().bare, ns); procUnpin() }
 
-// addOver adds ns to what the probe's estimate charged the stretches that
-// bound its calls beyond their wall time, below 0 where it charged them
-// less (overcharged); the sum, where above 0, is taken off the probe's
-// inclusive and own times. An atomic add to the row of the running P, as
-// addBare's.
-func (s *stats) addOver(ns int64) { atomic.AddInt64(&s.localRow().over, ns); procUnpin() }
+// boundUnit: the bounded calls are counted in 1/boundUnit of a call.
+const boundUnit = 1024
+
+// addRoom adds, for a stretch that bounds the probe's unmetered calls
+// (overcharged), the calls' own time in it, at most, and how many they
+// were, priced for the stretch's caller. An atomic add to the row of the
+// running P, as addBare's.
+func (s *stats) addRoom(ns int64, calls float64) {
+	r := s.localRow()
+	atomic.AddInt64(&r.room, ns)
+	atomic.AddInt64(&r.bounded, int64(calls*boundUnit))
+	procUnpin()
+}
 
 // addBound adds ns to the own time of the probe's stretches that bound a
 // sampled child's calls (overcharged), times the firing's weight; a sum
@@ -164,7 +172,8 @@ func (r *row) read() totals {
 				max:     atomic.LoadInt64(&r.max),
 				sqTotal: math.Float64frombits(atomic.LoadUint64(&r.sqTotal)),
 				back:    atomic.LoadInt64(&r.back),
-				over:    atomic.LoadInt64(&r.over),
+				room:    atomic.LoadInt64(&r.room),
+				bounded: atomic.LoadInt64(&r.bounded),
 				bare:    atomic.LoadInt64(&r.bare),
 				bound:   atomic.LoadInt64(&r.bound),
 			}
@@ -193,7 +202,8 @@ func (s *stats) sum() totals {
 			t.max = max(t.max, u.max)
 			t.sqTotal += u.sqTotal
 			t.back += u.back
-			t.over += u.over
+			t.room += u.room
+			t.bounded += u.bounded
 			t.bare += u.bare
 			t.bound += u.bound
 		}
@@ -202,7 +212,6 @@ func (s *stats) sum() totals {
 		t.min = 0
 	}
 	t.back += bareFloor(t.bare) + bareFloor(t.bound)
-	t.over = max(t.over, 0)
 	return t
 }
 
@@ -218,14 +227,29 @@ func (s *stats) sum() totals {
 // floored the same way, on the probe's sum (bound): overcharged says why.
 func bareFloor(bare int64) int64 { return max(-bare, 0) }
 
+// over returns, in ns, what the probe's estimate before any correction
+// (its metered firings' mean own time, Probe.rawMean) exceeds the own
+// time of its unmetered calls in the stretches that bound them by, in
+// all, or 0 where it does not exceed it (overcharged). The estimate is
+// the one of the moment, not the one each stretch was charged at: the
+// first selected firings of a probe may read longer than the rest, and
+// an excess summed at their estimate would stay when it has gone.
+func (t totals) over() float64 {
+	if t.bounded == 0 || t.wsum <= 0 {
+		return 0
+	}
+	raw := max(float64(t.wown+t.back), 0) / float64(t.wsum)
+	return max(raw*float64(t.bounded)/boundUnit-float64(t.room), 0)
+}
+
 // trimmed returns wtotal and wown less what the estimates of a probe of
 // calls calls were found to exceed (over, in ns of all its calls), in the
 // weighted units of the two: both times lose it, and their difference, its
 // timed children's part, stays as measured.
 func (t totals) trimmed(calls int64) (wtotal, wown float64) {
 	o := 0.0
-	if t.over != 0 && calls > 0 {
-		o = float64(t.over) * float64(t.wsum) / float64(calls)
+	if over := t.over(); over != 0 && calls > 0 {
+		o = over * float64(t.wsum) / float64(calls)
 	}
 	return float64(t.wtotal) - o, float64(t.wown) - o
 }

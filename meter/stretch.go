@@ -253,23 +253,32 @@ func (f *Frame) closeBetween(t int64, left, reason uint8, sys bool) {
 // A stretch that ran whole (its goroutine on its P throughout) bounds it:
 // the calls of a sampled probe that lie whole inside the stretch took no
 // more than the stretch's wall time. Where the unmetered calls of one
-// probe alone were charged to a stretch, what they come to at the probe's
-// estimate before any such correction (Probe.rawMean), priced for the
-// stretch's caller (Probe.callerRatio), less the stretch's wall time is
-// added up over the probe's stretches (stats.addOver), and the stretch's
-// own time as repricing leaves it (its wall time less the calls at that
-// price) over its caller's (stats.addBound). Where the probe's sum is above 0, it is taken
-// off the probe's inclusive and own times, and where the caller's is below
-// 0, it is given back (bareFloor). The bound binds on the sums, not on
-// each stretch: a stretch may hold the probe's shorter calls and another
-// its longer ones (a sieve that strikes the multiples of 2, then of 3, …
+// probe alone were charged to a stretch, the stretch's wall time less its
+// metering (the calls' own time, at most) and how many calls it held,
+// priced for the stretch's caller (Probe.callerRatio), are added up over
+// the probe's stretches (stats.addRoom), and the stretch's own time as
+// repricing leaves it (its wall time less the calls at that price) over
+// its caller's (stats.addBound). Where the probe's estimate before any
+// such correction (Probe.rawMean), as it stands now, times the calls
+// exceeds their own time, the excess is taken off the probe's inclusive
+// and own times (totals.over), and off the price that repricing charges
+// its callers at (reprice): they are charged what its row shows. Where
+// the caller's sum is below 0, it is given back (bareFloor). The bound binds on the sums, not on each
+// stretch: a stretch may hold the probe's shorter calls and another its
+// longer ones (a sieve that strikes the multiples of 2, then of 3, …
 // calls a function whose first calls are the long ones), and a bound on
 // each would take the first off the probe and leave the second to its
 // caller. The probe's estimate (ownMean) then follows. A probe some of
-// whose metered firings had a metered child is left out: its calls' own
-// time lies in more than one stretch. The bound holds whatever the caller
-// does; it binds where the caller does little besides the calls (a loop
-// around them), which is where the estimate's error shows.
+// whose selected or forced firings had a metered child is left out: its
+// unmetered calls' own time may lie in more than one stretch of their
+// caller's, cut where such a child was selected. A child's recheck
+// (judge.go) does not count: its time is its parent's own, as every
+// untimed call's is, and it is metered one call in thousands. Nor do the
+// children metered before the probe was sampled: while the probe was
+// judged, its children were judged too, and those judged untimed are
+// never metered again but for their rechecks. The bound holds whatever
+// the caller does; it binds where the caller does little besides the
+// calls (a loop around them), which is where the estimate's error shows.
 
 // charge notes that p's unmetered firing charged f's current stretch
 // (begin's leaf does the same).
@@ -301,11 +310,10 @@ func (f *Frame) overcharged(d int64) int64 {
 	n := float64(c) / float64(charge)
 	room := d + c - int64(n*float64(charge-mean)) // the stretch's wall time less its metering, the calls' own
 	r := p.callerRatio(f.probe)                   // what its calls cost under this caller, against its mean (reprice)
-	est := int64(n * float64(raw) * r)
-	if est > room {
+	if int64(n*float64(raw)*r) > room {
 		overcharges.Add(1)
 	}
-	p.stats.addOver(est - room)
+	p.stats.addRoom(room, n*r)
 	f.probe.stats.addBound((d + int64(n*float64(mean)*(1-r))) * int64(f.weight)) // its own as repricing leaves it
 	return d
 }
