@@ -14,9 +14,12 @@
 # more, the service runs on core 0 (GOMAXPROCS=1) and its load generator on
 # core 1; PIN=0 runs both on every core, as in a load test on one machine,
 # where a request's wait for a core is part of its wall time.
-# Each run is checked by bench/agreement (its doc says how); the functions
-# of the service that only wait (main, serve and its goroutine) are left
-# out of both sides. Prints each run's table and a summary line per
+# Each run is checked by bench/judge, without a truth file (no counts):
+# shares of the profile's top 5, charged as the model charges time (an
+# untimed or disabled probe's to its caller), and the profile's top 10 in
+# the model (docs/adversarial.md, "The judge"); the functions of the
+# service that only wait (main, serve and its goroutine) are left out of
+# both sides. Prints each run's table and a summary line per
 # program; exits 1 when any run fails.
 #
 #   bench/agreement.sh [runs]        (default 5 of each; 8 take about 18 minutes)
@@ -37,7 +40,7 @@ mkdir -p "$WORK"
 
 cd "$ROOT"
 (cd cmd/meterinject && $GO build -o "$WORK/meterinject" .)
-$GO build -o "$WORK/agreement" ./bench/agreement
+$GO build -o "$WORK/judge" ./bench/judge
 cd "$ROOT/example"
 $GO mod download
 "$WORK/meterinject" -cache "$WORK/cache" -runtime "$ROOT" -deps 'github.com/yuin/goldmark/...' \
@@ -59,7 +62,7 @@ for i in $(seq 1 "$RUNS"); do
 	METER_EXPORT_CSV="$WORK/goldmark$i.csv" "$WORK/goldmark" -n "$ROUNDS" \
 		-corpus "$ROOT/example/corpus" -cpuprofile "$WORK/goldmark$i.pprof" >/dev/null
 	echo "== goldmark, run $i of $RUNS"
-	if "$WORK/agreement" "$WORK/goldmark$i.csv" "$WORK/goldmark$i.pprof"; then
+	if "$WORK/judge" "$WORK/goldmark$i.csv" "$WORK/goldmark$i.pprof"; then
 		goldmark=$((goldmark + 1))
 	else
 		failed=1
@@ -95,7 +98,7 @@ for i in $(seq 1 "$RUNS"); do
 		continue
 	fi
 	echo "== example/service, run $i of $RUNS"
-	if "$WORK/agreement" -exclude "$WAITING" "$WORK/service$i.csv" "$WORK/service$i.pprof"; then
+	if "$WORK/judge" -exclude "$WAITING" "$WORK/service$i.csv" "$WORK/service$i.pprof"; then
 		service=$((service + 1))
 	else
 		failed=1
