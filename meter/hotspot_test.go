@@ -1287,6 +1287,98 @@ func TestOverchargedBoundFollowsTheEstimate(t *testing.T) {
 	}
 }
 
+// A caller whose stretches held less than its sampled children were
+// charged, where each stretch holds calls of two of them (no bound), has
+// its deficit taken off the children's rows, in proportion to their time
+// under it and at most half of it, and shows no own time.
+func TestDeficitTakenOffSampledChildren(t *testing.T) {
+	h := &hotspot.Rule{Initial: 1, Sample: 1000}
+	wire(t, Chain{Hotspot: h, Rand: func() uint64 { return 999 }})
+	parent, a, b := newProbe(t, "parent"), newProbe(t, "a"), newProbe(t, "b")
+	// Calls of 1 µs, but 1.5 µs where metered, a's as b's; b's calls are
+	// twice as many.
+	call := func(p *Probe) {
+		f := p.Begin()
+		if f != 0 {
+			clk.Advance(500)
+		}
+		clk.Advance(1 * us)
+		p.End(&f)
+	}
+	fire(parent, 0, func() {
+		for range 4 {
+			call(a)
+			call(b)
+		}
+	})
+	if !a.setState(a.State(), Sampled) || !b.setState(b.State(), Sampled) {
+		t.Fatal("a or b not sampled")
+	}
+	run := func(n int) {
+		fire(parent, 0, func() {
+			for range n {
+				call(a)
+				call(b)
+				call(b)
+			}
+		})
+	}
+	run(3000)
+	rowsOf := func() map[string]Row {
+		m := map[string]Row{}
+		for _, r := range Take().Rows {
+			m[r.Probe] = r
+		}
+		return m
+	}
+	_, own := parent.rowOwn()
+	ra, _ := a.rowOwn()
+	rb, _ := b.rowOwn()
+	if own >= 0 {
+		t.Fatalf("parent: own %d ns, want below 0: its children were charged 1.5 µs a call", own)
+	}
+	ta, tb := float64(ra.InherentTotal), float64(rb.InherentTotal)
+	rows := rowsOf()
+	if got := rows[parent.Name()].InherentTotal; got != 0 {
+		t.Errorf("parent: inherent %d ns, want 0", got)
+	}
+	d := float64(-own)
+	for _, c := range []struct {
+		p    *Probe
+		was  float64
+		want float64
+	}{{a, ta, ta - d*ta/(ta+tb)}, {b, tb, tb - d*tb/(ta+tb)}} {
+		r := rows[c.p.Name()]
+		if math.Abs(float64(r.InherentTotal)-c.want) > 1 || r.InherentAvg != r.InherentTotal/r.Count {
+			t.Errorf("%s: inherent %d ns (avg %d), want %.0f: %.0f less its part of the deficit", c.p.Name(), r.InherentTotal, r.InherentAvg, c.want, c.was)
+		}
+	}
+	// The children, all their calls of 1 µs, then come to about that.
+	if r := rows[b.Name()]; math.Abs(float64(r.InherentAvg)-1000) > 20 {
+		t.Errorf("b: %d ns a call after the deficit, want 1 µs within 20 ns", r.InherentAvg)
+	}
+	// A deficit larger than half the children's time takes half of it:
+	// calls that take no time unless metered.
+	fire(parent, 0, func() {
+		for range 10000 {
+			for _, p := range []*Probe{a, b} {
+				f := p.Begin()
+				if f != 0 {
+					clk.Advance(1500)
+				}
+				p.End(&f)
+			}
+		}
+	})
+	rows = rowsOf()
+	for _, p := range []*Probe{a, b} {
+		r, _ := p.rowOwn()
+		if got, want := rows[p.Name()].InherentTotal, r.InherentTotal-(r.InherentTotal+1)/2; math.Abs(float64(got-want)) > 1 {
+			t.Errorf("%s: inherent %d ns under a deficit beyond half its time, want half of %d", p.Name(), got, r.InherentTotal)
+		}
+	}
+}
+
 // The bound leaves out a probe whose selected or forced firings meter a
 // child: its unmetered calls' own time may lie in two stretches of their
 // caller's, cut where the child was selected. A child metered while the

@@ -131,14 +131,21 @@ func Take() Snapshot {
 	s.Bracket, s.StretchMark = bracket.inner.Load(), stretchMark.inner.Load()
 	probes := Probes()
 	s.Probes = len(probes)
+	rowOf := make(map[*Probe]int, len(probes))
+	var short []deficit
 	for _, p := range probes {
-		if r := p.row(); r.Count > 0 || r.Label != "" {
+		if r, own := p.rowOwn(); r.Count > 0 || r.Label != "" {
+			rowOf[p] = len(s.Rows)
 			s.Rows = append(s.Rows, r)
+			if own < 0 {
+				short = append(short, deficit{p, -own})
+			}
 		}
 		if p.Root() {
 			s.Roots = append(s.Roots, p.name)
 		}
 	}
+	takeDeficits(s.Rows, rowOf, short, probes)
 	slices.SortFunc(s.Rows, func(a, b Row) int {
 		if c := cmp.Compare(b.InherentTotal, a.InherentTotal); c != 0 {
 			return c
@@ -146,6 +153,85 @@ func Take() Snapshot {
 		return strings.Compare(a.Probe, b.Probe)
 	})
 	return s
+}
+
+// Deficits. A caller's own time is its stretches less what its
+// children were charged: a sampled child's unmetered calls at the child's
+// estimate, which its selected calls give. Those are timed by a clock
+// read on each side, and run slower than the calls that are not (a read
+// waits for the work before it; the other calls overlap theirs with
+// their caller's): a short function that moves memory measures a third
+// longer selected than it runs. Where a stretch holds one sampled
+// probe's calls alone, the stretch bounds them (overcharged). Where it
+// holds several probes' calls (a loop that calls two sampled functions,
+// one of them also under the other through an untimed layer), no stretch
+// tells one probe's excess from another's; but a caller whose own time
+// comes to less than nothing, over all its stretches, was charged more
+// than its stretches held, and its sampled children's estimates are too
+// high by that much at least.
+//
+// So a model takes such a caller's deficit off its sampled children's
+// rows, in proportion to their own time under it (the share of their
+// selected firings' own time that had it as their timed parent,
+// Probe.callers), at most half of each child's time there, and the
+// caller's own time stays at 0. The deficit binds only where the caller
+// does little besides the calls: a caller with own work of its own hides
+// as much of its children's excess, as the bound does. The correction is
+// the model's, taken as it is written: the chain's verdicts and the
+// charges stand.
+
+// deficit is a probe's own time below 0, in ns.
+type deficit struct {
+	p  *Probe
+	ns int64
+}
+
+// takeDeficits takes each caller's deficit in short off the rows of its
+// sampled children (probes), rows[rowOf[p]] being p's.
+func takeDeficits(rows []Row, rowOf map[*Probe]int, short []deficit, probes []*Probe) {
+	type share struct {
+		row  *Row
+		time float64 // ns of own time under the caller
+	}
+	var under []share
+	for _, d := range short {
+		under = under[:0]
+		var sum float64
+		for _, c := range probes {
+			i, ok := rowOf[c]
+			if !ok || c == d.p || c.State() != Sampled || rows[i].InherentTotal <= 0 {
+				continue
+			}
+			sel := c.selectedOwn.Load()
+			if sel <= 0 {
+				continue
+			}
+			for k := range c.callers.to {
+				e := &c.callers.to[k]
+				if e.parent.Load() != d.p {
+					continue
+				}
+				if own := e.own.Load(); own > 0 {
+					t := float64(rows[i].InherentTotal) * min(float64(own)/float64(sel), 1)
+					under = append(under, share{&rows[i], t})
+					sum += t
+				}
+				break
+			}
+		}
+		if sum <= 0 {
+			continue
+		}
+		for _, u := range under {
+			cut := int64(math.Round(min(float64(d.ns)*u.time/sum, u.time/2)))
+			r := u.row
+			r.InherentTotal -= cut
+			r.Total = max(r.Total-cut, r.InherentTotal)
+			if r.Count > 0 {
+				r.Avg, r.InherentAvg = r.Total/r.Count, r.InherentTotal/r.Count
+			}
+		}
+	}
 }
 
 // untimedYet reports whether p, not judged yet, would be untimed on what
@@ -168,6 +254,14 @@ func (p *Probe) untimedYet() bool {
 
 // row returns p's row.
 func (p *Probe) row() Row {
+	r, _ := p.rowOwn()
+	return r
+}
+
+// rowOwn returns p's row, and its own time before it is floored at 0, in
+// ns: below 0 where its stretches held less than its children were charged
+// (deficits).
+func (p *Probe) rowOwn() (Row, int64) {
 	t := p.stats.sum()
 	back := t.back + givenBack(p)
 	r := Row{Probe: p.name, Count: p.Calls(), Metered: t.count, Min: t.min, Max: t.max, Reenabled: p.reenabled.Load()}
@@ -180,12 +274,13 @@ func (p *Probe) row() Row {
 		wtotal, wown = wtotal-off, wown-off
 	}
 	st := p.State()
+	var own int64
 	switch {
 	case st == Untimed || st == Enabled && p.untimedYet():
 		r.Label = LabelUntimed
 		r.Min, r.Max, r.SD = 0, 0, 0
 		r.TimeIn = p.warm.parents()
-		return r
+		return r, 0
 	case st.Disabled():
 		r.TimeIn = p.warm.parents()
 		// Its metered firings only, as they were measured.
@@ -196,6 +291,7 @@ func (p *Probe) row() Row {
 		r.Total, r.InherentTotal = int64(math.Round(max(wtotal, 0))), int64(math.Round(max(wown+float64(back), 0)))
 		r.Count = max(r.Count, t.wsum)
 		r.Waited = max(p.waited.Load(), 0)
+		own = r.InherentTotal
 	default:
 		// The metered firings that ended stand for wsum calls: scaled to
 		// the count, less the calls of the firings still open that showed
@@ -204,18 +300,20 @@ func (p *Probe) row() Row {
 		if t.wsum > 0 {
 			scale := float64(max(r.Count-ocalls, t.wsum)) / float64(t.wsum)
 			r.Total = int64(math.Round(max(wtotal, 0) * scale))
-			r.InherentTotal = int64(math.Round(max(wown+float64(back), 0) * scale))
+			own = int64(math.Round((wown + float64(back)) * scale))
+			r.InherentTotal = max(own, 0)
 			r.Waited = max(int64(float64(p.waited.Load())*scale), 0)
 		}
 		r.Total += oincl
 		r.InherentTotal += oown
+		own += oown
 		r.Open = ocalls
 	}
 	if r.Count > 0 {
 		r.Avg, r.InherentAvg = r.Total/r.Count, r.InherentTotal/r.Count
 	}
 	if r.Label != "" {
-		return r
+		return r, own
 	}
 	switch {
 	case engine.gated && t.count > 0:
@@ -225,5 +323,5 @@ func (p *Probe) row() Row {
 	case engine.hotspot != nil && t.count > 0 && engine.hotspot.Label(r.Avg, r.InherentAvg):
 		r.Label = LabelHotspot
 	}
-	return r
+	return r, own
 }
