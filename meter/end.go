@@ -148,7 +148,7 @@ func (p *Probe) end(fr *Frame) int64 {
 			outer = inner
 		}
 		pf.over += fr.over + outer
-		if (pf.how == meterSelected || pf.how == meterForced) && fr.how != meterRecheck && !pf.probe.parent.Load() {
+		if (pf.how == meterSelected || pf.how == meterForced) && fr.how != meterRecheck && !p.internal && !pf.probe.parent.Load() {
 			pf.probe.parent.Store(true) // (overcharged)
 		}
 		// The parent's own time goes on, less what metering this firing

@@ -1383,7 +1383,8 @@ func TestDeficitTakenOffSampledChildren(t *testing.T) {
 // child: its unmetered calls' own time may lie in two stretches of their
 // caller's, cut where the child was selected. A child metered while the
 // probe was still judged, or a recheck of an untimed child, does not
-// count: the one is metered no more, the other's time is the probe's own.
+// count: the one is metered no more, the other's time is the probe's own;
+// nor does the engine's own firing.
 func TestBoundLeavesOutProbesWhoseSelectedCallsMeterChildren(t *testing.T) {
 	h := &hotspot.Rule{Initial: 1, Sample: 1000}
 	wire(t, Chain{Hotspot: h, Rand: func() uint64 { return 999 }})
@@ -1422,6 +1423,20 @@ func TestBoundLeavesOutProbesWhoseSelectedCallsMeterChildren(t *testing.T) {
 	})
 	if p.parent.Load() {
 		t.Fatal("p left out of the bound for a recheck of its child")
+	}
+	// The engine's own empty forced firing, which measures the forced
+	// path inside a forcing firing, does not count either.
+	fire(parent, 0, func() {
+		selected(func() {
+			x := calib[pathForced].Begin()
+			if x == 0 {
+				t.Fatal("the engine's forced firing not metered inside a selected one")
+			}
+			calib[pathForced].End(&x)
+		})
+	})
+	if p.parent.Load() {
+		t.Fatal("p left out of the bound for the engine's own firing")
 	}
 	if !c.setState(c.State(), Enabled) {
 		t.Fatal("c not enabled")

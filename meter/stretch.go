@@ -273,8 +273,10 @@ func (f *Frame) closeBetween(t int64, left, reason uint8, sys bool) {
 // unmetered calls' own time may lie in more than one stretch of their
 // caller's, cut where such a child was selected. A child's recheck
 // (judge.go) does not count: its time is its parent's own, as every
-// untimed call's is, and it is metered one call in thousands. Nor do the
-// children metered before the probe was sampled: while the probe was
+// untimed call's is, and it is metered one call in thousands. Nor does
+// the engine's own empty firing that measures the forced path's overhead
+// inside a forcing firing (calibrate.go), nor the children metered before
+// the probe was sampled: while the probe was
 // judged, its children were judged too, and those judged untimed are
 // never metered again but for their rechecks. The bound holds whatever
 // the caller does; it binds where the caller does little besides the
