@@ -1148,8 +1148,8 @@ func TestEveryFiringMeteredShortProbeIsUntimed(t *testing.T) {
 // among its callers (a clock read waits for the work before it). A stretch
 // that ran whole bounds its unmetered calls: they took no more than its
 // wall time. Where one probe's calls alone were charged to stretches,
-// what their estimate exceeds those by in all is taken off the probe, and
-// the caller's own time in them, where below 0 in all, is given back.
+// what their estimate exceeds those by in all is taken off the probe; a
+// caller's row shows no own time below 0.
 func TestOverchargedEstimateBound(t *testing.T) {
 	// Thresholds of 0: every firing hot, so that nothing is judged; gaps
 	// of 1000 between selected firings; the parent's first firing forces.
@@ -1189,8 +1189,9 @@ func TestOverchargedEstimateBound(t *testing.T) {
 	// The bound binds on the sums: a stretch of calls longer than the
 	// estimate (100 of 2.5 µs, 150 µs at the uncorrected 1.5 µs) gives
 	// back the 100 µs taken off before, and its caller keeps its own time
-	// in the two stretches, the first's −100 µs and this one's 250 µs less
-	// the charge at the corrected mean; a stretch of 10 calls of 1 µs
+	// in the two stretches, the first's −100 µs (the probe has no selected
+	// firing to reprice its calls by) and this one's 250 µs less the charge
+	// at the corrected mean; a stretch of 10 calls of 1 µs
 	// takes off what the estimate exceeds them by.
 	over0 := int64(p.stats.sum().over())
 	parentOwn := parent.row().InherentTotal
@@ -1280,10 +1281,16 @@ func TestOverchargedBoundFollowsTheEstimate(t *testing.T) {
 		t.Fatalf("over %.0f ns, want %.0f: the excess at the estimate as it stands", over, want)
 	}
 	// The row: its calls at the estimate less the excess, 1 µs each but
-	// for the first four metered ones.
+	// for the first four metered ones. The parent, charged each call at
+	// the estimate of its moment (1.5 µs for the first 200), is repriced
+	// to the row's: it had no time of its own, and keeps none, not the
+	// excess given back twice.
 	r := p.row()
 	if want := int64(4*1500 + 4200*us); math.Abs(float64(r.InherentTotal-want)) > 4*us {
 		t.Errorf("p: inherent %d ns, want %d within 4 µs", r.InherentTotal, want)
+	}
+	if _, own := parent.rowOwn(); own < -4*us || own > 4*us {
+		t.Errorf("parent: own %d ns, want 0 within 4 µs", own)
 	}
 }
 

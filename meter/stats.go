@@ -44,14 +44,13 @@ type row struct {
 	room    int64 // ns: the own time of its unmetered calls in the stretches that bound them (overcharged)
 	bounded int64 // those calls, in 1/boundUnit of a call, each priced for its caller (callerRatio)
 	bare    int64 // ns of own time in its firings' bare stretches, each times its weight, below 0 where more metering was taken off them than they held (stretch.go); written atomically
-	bound   int64 // ns of own time in its firings' stretches that bound a sampled child's calls, each times its weight, below 0 where the calls' estimate exceeded them (overcharged)
-	_       [16]byte
+	_       [24]byte
 }
 
 // totals are what a reader takes from rows.
 type totals struct {
-	count, total, wsum, wtotal, wown, min, max, back, room, bounded, bare, bound int64
-	sqTotal                                                                      float64
+	count, total, wsum, wtotal, wown, min, max, back, room, bounded, bare int64
+	sqTotal                                                               float64
 }
 
 func (s *stats) init() {
@@ -141,12 +140,6 @@ func (s *stats) addRoom(ns int64, calls float64) {
 	procUnpin()
 }
 
-// addBound adds ns to the own time of the probe's stretches that bound a
-// sampled child's calls (overcharged), times the firing's weight; a sum
-// below 0 is given back (bareFloor). An atomic add to the row of the
-// running P, as addBare's.
-func (s *stats) addBound(ns int64) { atomic.AddInt64(&s.localRow().bound, ns); procUnpin() }
-
 // localRow pins the caller to its P and returns the P's row, or the
 // shared row before the probe has a row per P. The caller unpins.
 func (s *stats) localRow() *row {
@@ -175,7 +168,6 @@ func (r *row) read() totals {
 				room:    atomic.LoadInt64(&r.room),
 				bounded: atomic.LoadInt64(&r.bounded),
 				bare:    atomic.LoadInt64(&r.bare),
-				bound:   atomic.LoadInt64(&r.bound),
 			}
 			if atomic.LoadUint64(&r.seq) == s {
 				return t
@@ -205,13 +197,12 @@ func (s *stats) sum() totals {
 			t.room += u.room
 			t.bounded += u.bounded
 			t.bare += u.bare
-			t.bound += u.bound
 		}
 	}
 	if t.count == 0 {
 		t.min = 0
 	}
-	t.back += bareFloor(t.bare) + bareFloor(t.bound)
+	t.back += bareFloor(t.bare)
 	return t
 }
 
@@ -222,9 +213,6 @@ func (s *stats) sum() totals {
 // floor applies to the probe's whole sum, not to each firing's, so that a
 // firing's noise on either side of a right overhead cancels another's,
 // where a floor on each would keep the side above zero as own time.
-//
-// The own time of the stretches that bound a sampled child's calls is
-// floored the same way, on the probe's sum (bound): overcharged says why.
 func bareFloor(bare int64) int64 { return max(-bare, 0) }
 
 // over returns, in ns, what the probe's estimate before any correction

@@ -256,27 +256,28 @@ func (f *Frame) closeBetween(t int64, left, reason uint8, sys bool) {
 // probe alone were charged to a stretch, the stretch's wall time less its
 // metering (the calls' own time, at most) and how many calls it held,
 // priced for the stretch's caller (Probe.callerRatio), are added up over
-// the probe's stretches (stats.addRoom), and the stretch's own time as
-// repricing leaves it (its wall time less the calls at that price) over
-// its caller's (stats.addBound). Where the probe's estimate before any
-// such correction (Probe.rawMean), as it stands now, times the calls
-// exceeds their own time, the excess is taken off the probe's inclusive
-// and own times (totals.over), and off the price that repricing charges
-// its callers at (reprice): they are charged what its row shows. Where
-// the caller's sum is below 0, it is given back (bareFloor). The bound binds on the sums, not on each
-// stretch: a stretch may hold the probe's shorter calls and another its
-// longer ones (a sieve that strikes the multiples of 2, then of 3, …
-// calls a function whose first calls are the long ones), and a bound on
-// each would take the first off the probe and leave the second to its
-// caller. The probe's estimate (ownMean) then follows. A probe some of
-// whose selected or forced firings had a metered child is left out: its
-// unmetered calls' own time may lie in more than one stretch of their
-// caller's, cut where such a child was selected. A child's recheck
-// (judge.go) does not count: its time is its parent's own, as every
-// untimed call's is, and it is metered one call in thousands. Nor does
-// the engine's own empty firing that measures the forced path's overhead
-// inside a forcing firing (calibrate.go), nor the children metered before
-// the probe was sampled: while the probe was
+// the probe's stretches (stats.addRoom). Where the probe's estimate
+// before any such correction (Probe.rawMean), as it stands now, times the
+// calls exceeds their own time, the excess is taken off the probe's
+// inclusive and own times (totals.over), and off the price that
+// repricing charges its callers at (reprice): they are charged what its
+// row shows, and get back what they were charged beyond it. (The caller
+// is not floored apart: a floor at the price of each stretch's moment and
+// repricing would both give it back the same excess. A caller left below
+// 0 in all has its deficit taken off its children: snapshot.go.) The
+// bound binds on the sums, not on each stretch: a stretch may hold the
+// probe's shorter calls and another its longer ones (a sieve that strikes
+// the multiples of 2, then of 3, … calls a function whose first calls are
+// the long ones), and a bound on each would take the first off the probe
+// and leave the second to its caller. The probe's estimate (ownMean) then
+// follows. A probe some of whose selected or forced firings had a metered
+// child is left out: its unmetered calls' own time may lie in more than
+// one stretch of their caller's, cut where such a child was selected. A
+// child's recheck (judge.go) does not count: its time is its parent's
+// own, as every untimed call's is, and it is metered one call in
+// thousands. Nor does the engine's own empty firing that measures the
+// forced path's overhead inside a forcing firing (calibrate.go), nor the
+// children metered before the probe was sampled: while the probe was
 // judged, its children were judged too, and those judged untimed are
 // never metered again but for their rechecks. The bound holds whatever
 // the caller does; it binds where the caller does little besides the
@@ -296,10 +297,8 @@ func (f *Frame) charge(p *Probe) {
 
 // overcharged returns the own time of f's stretch that ran whole, whose
 // own time d is its wall time less its charge, where one sampled probe's
-// unmetered calls were charged to it (f.charger), and adds what those
-// calls' charge at the probe's uncorrected estimate exceeds the stretch's
-// wall time by (below 0 where it falls short) to the probe's sum, and d to
-// the caller's.
+// unmetered calls were charged to it (f.charger), and adds the calls' own
+// time in it, at most, and their number to the probe's sums.
 //
 //go:noinline
 func (f *Frame) overcharged(d int64) int64 {
@@ -316,7 +315,6 @@ func (f *Frame) overcharged(d int64) int64 {
 		overcharges.Add(1)
 	}
 	p.stats.addRoom(room, n*r)
-	f.probe.stats.addBound((d + int64(n*float64(mean)*(1-r))) * int64(f.weight)) // its own as repricing leaves it
 	return d
 }
 
