@@ -30,6 +30,11 @@ for rate in "${rates[@]}"; do
 			for f in $fn; do
 				model=$(awk -F, -v f="$f" '$1 == f { print $6 }' "$out.csv")
 				prof=$(awk -F'|' -v f="$f" '/^shares:/ { on = 1 } on && $2 ~ " "f" " { gsub(/ /, "", $7); print $7; exit }' "$out.judge")
+				label=$(awk -F, -v f="$f" '$1 == f { print $9 }' "$out.csv")
+				if [ "$label" != sampled ]; then # its verdict in this run: no sampled estimate to compare
+					echo "| $rate | $f | ${label:-no row} | | |"
+					continue
+				fi
 				awk -v r="$rate" -v f="$f" -v m="$model" -v p="$prof" 'BEGIN { printf "| %d | %s | %d | %.0f | %.2f |\n", r, f, m, p, (p > 0 ? m / p : 0) }'
 			done
 		done
