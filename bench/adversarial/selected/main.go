@@ -1,17 +1,20 @@
-// Command selected calls three short functions, each about 300 ns, ten
+// Command selected calls four short functions, 200 to 450 ns each, six
 // million times each, one after another on one goroutine: build allocates
-// (a slice and a string) and calls a short helper four times; mix
-// computes, and calls the same helper four times; spin only computes. The
-// three are sampled: their own time comes from the few calls the engine
-// selects and meters, one in a hundred, and those run right after the
-// engine's work, with the caches and the branch predictors it left. A
-// model whose selected calls run slower than the others shows these
-// functions longer than a CPU profile does.
+// (a slice and a string) and calls part, a short allocating helper, four
+// times (cpubound's join and part); assemble does the same work with no
+// instrumented callee; mix computes, and calls fold four times; spin only
+// computes. All four are sampled, their helpers untimed: their own time
+// comes from the few calls the engine selects and meters, one in a
+// hundred, timed between two clock reads that wait for the work before
+// them, where their other calls overlap their work with the loop's. A
+// model that trusts the selected calls shows the functions that move
+// memory longer than a CPU profile does, and charges their loop more than
+// it ran.
 //
 // Calls are known from the loop bounds. The functions are marked
 // //go:noinline and are small: instrument with -all.
 //
-//	go run ./bench/adversarial/selected [-n 10000000] [-cpuprofile cpu.pprof]
+//	go run ./bench/adversarial/selected [-n 6000000] [-cpuprofile cpu.pprof]
 package main
 
 import (
