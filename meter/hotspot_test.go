@@ -1423,7 +1423,12 @@ func TestBoundLeavesOutProbesWhoseSelectedCallsMeterChildren(t *testing.T) {
 	}
 	fire(parent, 0, func() {
 		selected(func() {
-			fr := meterHere(c, 0, 0, meterRecheck)
+			g := current()
+			top := g.frames[g.depth-1] // p's selected firing: the recheck runs in its function
+			fr := meterHere(c, top.pos+64, top.pc, meterRecheck)
+			if fr == nil || fr.index != top.index+1 || fr.how != meterRecheck {
+				t.Fatal("the recheck is not metered as a child of p's selected firing")
+			}
 			clk.Advance(100)
 			c.end(fr)
 		})
