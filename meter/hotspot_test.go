@@ -1244,6 +1244,7 @@ func TestOverchargedEstimateBound(t *testing.T) {
 // and the later ones do not, the excess goes with them, and the parent is
 // charged what the probe's row shows.
 func TestOverchargedBoundFollowsTheEstimate(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one P: one countdown, the selected firings counted
 	h := &hotspot.Rule{Initial: 1, Sample: 1000}
 	wire(t, Chain{Hotspot: h, Rand: func() uint64 { return 999 }})
 	parent, p := newProbe(t, "parent"), newProbe(t, "p")
@@ -1299,6 +1300,7 @@ func TestOverchargedBoundFollowsTheEstimate(t *testing.T) {
 // its deficit taken off the children's rows, in proportion to their time
 // under it and at most half of it, and shows no own time.
 func TestDeficitTakenOffSampledChildren(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one P: one countdown, the selected firings counted
 	h := &hotspot.Rule{Initial: 1, Sample: 1000}
 	wire(t, Chain{Hotspot: h, Rand: func() uint64 { return 999 }})
 	parent, a, b := newProbe(t, "parent"), newProbe(t, "a"), newProbe(t, "b")
@@ -1393,6 +1395,7 @@ func TestDeficitTakenOffSampledChildren(t *testing.T) {
 // count: the one is metered no more, the other's time is the probe's own;
 // nor does the engine's own firing.
 func TestBoundLeavesOutProbesWhoseSelectedCallsMeterChildren(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one P: one countdown, the selected firings counted
 	h := &hotspot.Rule{Initial: 1, Sample: 1000}
 	wire(t, Chain{Hotspot: h, Rand: func() uint64 { return 999 }})
 	parent, p, c := newProbe(t, "parent"), newProbe(t, "p"), newProbe(t, "c")
