@@ -71,7 +71,7 @@ func (f *Frame) closeStretch(t int64, left, reason uint8, sys bool) {
 			}
 		}
 		if f.charger > 1 {
-			d = f.overcharged(d)
+			f.overcharged(d)
 		}
 		f.own += d
 	}
@@ -224,15 +224,14 @@ func (f *Frame) closeBetween(t int64, left, reason uint8, sys bool) {
 				break
 			}
 		}
-		d0 := d
 		if f.charger > 1 {
-			d = f.overcharged(d)
+			f.overcharged(d)
 		} else if between && f.child == f.base {
 			f.bare += d
 		}
 		f.own += d
 		if between {
-			f.hist.note(d, f.child-f.base+d0-d) // what the bound took off the children's charge
+			f.hist.note(d, f.child-f.base)
 		}
 	}
 	f.mark, f.child, f.charger = t, 0, 0
@@ -295,18 +294,18 @@ func (f *Frame) charge(p *Probe) {
 	}
 }
 
-// overcharged returns the own time of f's stretch that ran whole, whose
-// own time d is its wall time less its charge, where one sampled probe's
-// unmetered calls were charged to it (f.charger), and adds the calls' own
-// time in it, at most, and their number to the probe's sums.
+// overcharged adds, for f's stretch that ran whole, whose own time d is
+// its wall time less its charge, where one sampled probe's unmetered
+// calls were charged to it (f.charger), the calls' own time in it, at
+// most, and their number to the probe's sums.
 //
 //go:noinline
-func (f *Frame) overcharged(d int64) int64 {
+func (f *Frame) overcharged(d int64) {
 	p := *(**Probe)(unsafe.Pointer(&f.charger))
 	charge, mean, raw := p.charge.Load(), p.ownMean.Load(), p.rawMean.Load()
 	c := f.child - max(f.base, 0) // the calls' charge
 	if p.parent.Load() || charge <= 0 || c < charge {
-		return d
+		return
 	}
 	n := float64(c) / float64(charge)
 	room := d + c - int64(n*float64(charge-mean)) // the stretch's wall time less its metering, the calls' own
@@ -315,7 +314,6 @@ func (f *Frame) overcharged(d int64) int64 {
 		overcharges.Add(1)
 	}
 	p.stats.addRoom(room, n*r)
-	return d
 }
 
 // overcharges counts the stretches that the estimate of the sampled probe's
