@@ -54,7 +54,7 @@ type Probe struct {
 	deciding  atomic.Bool    // hotspot is judging it
 	forcings  atomic.Int32   // its firings metered at every call that forced their timed children (forcing)
 	short     atomic.Uint32  // with hotspot off: whether its calls are too short to time (shortUnknown …; judgeShort)
-	parent    atomic.Bool    // some selected or forced firing of it had a metered child, not a recheck (overcharged)
+	parent    atomic.Bool    // some selected or forced firing of it had a metered child, not a recheck nor the engine's own (overcharged)
 	nested    atomic.Bool    // some metered firing of it ran directly inside another of its own: it recurses (checkpointed)
 	suspects  atomic.Int32   // its suspect selected firings before cpuPauses (interrupted)
 	hinged    atomic.Int32   // how many times its untimed verdict waited for more firings (hinges)
