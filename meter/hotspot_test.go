@@ -1144,6 +1144,65 @@ func TestEveryFiringMeteredShortProbeIsUntimed(t *testing.T) {
 	checkRow(t, parent, rounds, rounds*1650, rounds*1150)
 }
 
+// With every firing metered, an untimed verdict rests on a probe's first
+// shortJudgeAt calls, which may run shorter than the rest (a heap still
+// small, no collection yet). Its rechecks find calls that grow long, and
+// it is metered at every call again, its row timed and counting every
+// call; a probe whose calls stay short stays untimed.
+func TestEveryFiringMeteredUntimedProbeRecheckedWhenItsCallsGrowLong(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // checkpoints count down on each P
+	wire(t, Chain{Untimed: &hotspot.Rule{ThresholdInherent: 2 * us, Untimed: 4}, ClockCost: 50})
+	if l := UntimedLimit(); l != 200 {
+		t.Fatalf("untimed limit %d ns, want 200", l)
+	}
+	parent, grows, stays := newProbe(t, "parent"), newProbe(t, "grows"), newProbe(t, "stays")
+	round := func(call int64) {
+		fire(parent, 1*us, func() {
+			fire(grows, call, nil)
+			fire(stays, 50, nil)
+		})
+	}
+	for i := 0; (grows.State() != Untimed || stays.State() != Untimed) && i < 100*shortJudgeAt; i++ {
+		round(150)
+	}
+	for _, p := range []*Probe{grows, stays} {
+		if s := p.State(); s != Untimed {
+			t.Fatalf("%s: state %d after its first calls, want untimed", p.Name(), s)
+		}
+	}
+	// recheckEvery checkpoints of grows, denseGap calls apart: its calls
+	// are 1 µs from here on.
+	for i := 0; grows.State() == Untimed && i < 2*recheckEvery*denseGap; i++ {
+		round(1 * us)
+	}
+	if s, n := grows.State(), grows.rechecked.Load(); s != Enabled || n != recheckEvery {
+		t.Fatalf("grows: state %d after %d rechecks of 1 µs calls, want metered at every call after %d", s, n, recheckEvery)
+	}
+	if s, n := stays.State(), stays.rechecked.Load(); s != Untimed || n < recheckEvery {
+		t.Fatalf("stays: state %d after %d rechecks of 50 ns calls, want untimed after at least %d", s, n, recheckEvery)
+	}
+	before := grows.Metered()
+	for range 1000 {
+		round(1 * us)
+	}
+	if m := grows.Metered() - before; m != 1000 {
+		t.Errorf("grows: %d of its last 1000 firings metered, want every one", m)
+	}
+	r := grows.row()
+	if r.Label != "" || r.Count != grows.Calls() {
+		t.Fatalf("grows: label %q count %d, want timed (no label), %d", r.Label, r.Count, grows.Calls())
+	}
+	// Its metered calls, 150 ns before the verdict and 1 µs after the
+	// rechecks, scaled to its count: the calls it made untimed in
+	// between are priced at their mean.
+	if a := r.InherentAvg; a <= 150 || a >= 1*us {
+		t.Errorf("grows: own %d ns a call, want between its calls before and after, 150 and 1000", a)
+	}
+	if r := stays.row(); r.Label != LabelUntimed {
+		t.Errorf("stays: label %q, want untimed", r.Label)
+	}
+}
+
 // A sampled probe's selected firings can measure longer than its calls run
 // among its callers (a clock read waits for the work before it). A stretch
 // that ran whole bounds its unmetered calls: they took no more than its

@@ -381,9 +381,14 @@ func givenBack(p *Probe) int64 {
 // (parent.go) charges them at its selected calls' mean, as it does any
 // unmetered call, and its row counts them so. The firings metered before
 // its untimed verdict were given to its callers then (Probe.warm) and
-// stay there too, a few thousand calls at most. With hotspot off, or
-// sampling off, an untimed probe is not rechecked: it would be metered at
-// every call, and its row could not count the calls it made untimed.
+// stay there too, a few thousand calls at most. With hotspot off (every
+// firing metered, Chain.Untimed), where a verdict rests on a probe's
+// first shortJudgeAt calls alone, a rechecked probe is metered at every
+// call from then on: its row's time is that of its metered calls, scaled
+// to its count, and the calls it made untimed stay in their callers' own
+// time, tens of thousands at most (its first rechecks come denseGap calls
+// apart). With hotspot on and sampling off, an untimed probe is not
+// rechecked.
 // A recursive probe, one whose metered firings, before its verdict, ran
 // directly inside its own (Probe.nested), is rechecked too, with the calls
 // of its own nested in a rechecked call counted (recheckStart): that
@@ -475,7 +480,7 @@ func (p *Probe) rechecks() bool {
 
 // recheckable reports whether p, untimed, is rechecked at all.
 func (p *Probe) recheckable() bool {
-	return engine.hotspot != nil && engine.sample > 0 && !p.internal
+	return !p.internal && (engine.hotspot != nil && engine.sample > 0 || engine.hotspot == nil && engine.untimed != nil)
 }
 
 // nextCheckpoint returns how many of p's firings on a P pass before its
@@ -502,9 +507,10 @@ const (
 )
 
 // recheck notes a rechecked call of p, of own ns of its own, holding calls
-// calls of p (recheckCalls; 0: left out), and samples p once its
-// rechecked calls take the untimed limit or more a call on average, each
-// counted at recheckCap times the limit a call at most.
+// calls of p (recheckCalls; 0: left out), and samples p (with hotspot
+// off, meters it at every call) once its rechecked calls take the untimed
+// limit or more a call on average, each counted at recheckCap times the
+// limit a call at most.
 func (p *Probe) recheck(own, calls int64) {
 	if calls <= 0 {
 		return
@@ -513,6 +519,11 @@ func (p *Probe) recheck(own, calls int64) {
 	c := p.recheckCalls.Add(calls)
 	n := p.rechecked.Add(1)
 	if n%recheckEvery == 0 && sum/c >= UntimedLimit() {
+		if engine.hotspot == nil {
+			p.short.Store(shortNo) // timed: its row is no longer labelled untimed (untimedYet)
+			p.setState(Untimed, Enabled)
+			return
+		}
 		p.setState(Untimed, Sampled)
 	}
 }

@@ -624,11 +624,14 @@ func TestCollectorAssistIsOwnTime(t *testing.T) {
 
 // A stretch between two metered children that was taken off its P is
 // charged what the firing's stretches between children held where they
-// ran whole (their mean), not its wall time less a mean run-queue wait: a
-// loop around metered calls, whose goroutine waits its turn for tens of ms
-// among busier ones, holds a few µs of its own between two calls, waits
-// or not. A stretch that does not lie between two metered children (the
-// first, the last) holds other work, and keeps the rules above.
+// ran whole, not its wall time less a mean run-queue wait: a loop around
+// metered calls, whose goroutine waits its turn for tens of ms among
+// busier ones, holds a few µs of its own between two calls, waits or not.
+// The scheduler takes a goroutine off after so long running, so a longer
+// stretch is taken off more often: the mean is weighted by length,
+// Σown²/Σown, here (2² + 4²)/(2 + 4) µs, not 3. A stretch that does not
+// lie between two metered children (the first, the last) holds other
+// work, and keeps the rules above.
 func TestDescheduledStretchChargedItsHistory(t *testing.T) {
 	var left int
 	wire(t, Chain{Descheduled: func() int { n := left; left = 0; return n }, RunWait: 4 * ms})
@@ -639,13 +642,13 @@ func TestDescheduledStretchChargedItsHistory(t *testing.T) {
 		fire(inner, 1*us, nil)
 		clk.Advance(4 * us) // between, whole: 3 µs a stretch
 		fire(inner, 1*us, nil)
-		clk.Advance(30 * ms) // between, taken off its P once: 3 µs
+		clk.Advance(30 * ms) // between, taken off its P once: 3.333 µs
 		left = 1
 		fire(inner, 1*us, nil)
 		clk.Advance(20 * ms) // the last, taken off twice: 20 ms less 2 waits
 		left = 2
 	})
-	checkRow(t, outer, 1, 5*us+4*us+2*us+4*us+30*ms+20*ms, 5*us+2*us+4*us+3*us+12*ms)
+	checkRow(t, outer, 1, 5*us+4*us+2*us+4*us+30*ms+20*ms, 5*us+2*us+4*us+3333+12*ms)
 	checkRow(t, inner, 4, 4*us, 4*us)
 }
 

@@ -341,10 +341,10 @@ func (f *Frame) descheduled(t int64, n int, reason uint8, between bool) {
 		// ran whole.
 		descheduled.Add(1)
 		f.own += min(f.hist.ownPer(f.child-f.base), max(l-f.child, 0))
-	case between && f.child <= f.base && f.hist.bareN > 0:
+	case between && f.child <= f.base && f.hist.bare > 0:
 		// Its stretches that ran whole say what one holds.
 		descheduled.Add(1)
-		f.own += min(f.hist.bare/f.hist.bareN, max(l-f.child, 0))
+		f.own += min(f.hist.bareHeld(), max(l-f.child, 0))
 	case l >= longStretch && samplerInterval.Load() == 0:
 		w := runWait(t)
 		descheduled.Add(1)
@@ -363,10 +363,10 @@ func (f *Frame) descheduled(t int64, n int, reason uint8, between bool) {
 // or checkpoints) held where they ran whole: those that held unmetered
 // sampled children, and those that held none.
 type history struct {
-	withChild int64 // ns of own time in those that held some
-	childOf   int64 // ns of those children's mean own times there
-	bare      int64 // ns of own time in those that held none
-	bareN     int64 // how many those are
+	withChild int64   // ns of own time in those that held some
+	childOf   int64   // ns of those children's mean own times there
+	bare      int64   // ns of own time in those that held none
+	bareSq    float64 // the sum of the squares of those own times, in ns²
 }
 
 // ownPer returns the firing's own time for children ns of its unmetered
@@ -385,8 +385,22 @@ func (h *history) note(own, children int64) {
 		h.childOf += children
 		return
 	}
-	h.bare += max(own, 0)
-	h.bareN++
+	own = max(own, 0)
+	h.bare += own
+	h.bareSq += float64(own) * float64(own)
+}
+
+// bareHeld returns what a stretch that held no unmetered sampled child,
+// and in which the goroutine was taken off its P, ran, as the firing's
+// stretches of the kind that ran whole say; bare must be above 0. The
+// scheduler takes a goroutine off after so long running (its time slice,
+// or a P another goroutine needs), so a stretch is hit in proportion to
+// what it runs: where they differ in length (a loop of untimed calls,
+// cut by checkpoints and rechecks at counts of calls that do not line
+// up), the one taken off is a long one more often than not. So what it
+// held is the mean weighted by length, Σown²/Σown, not the plain mean.
+func (h *history) bareHeld() int64 {
+	return int64(h.bareSq / float64(h.bare))
 }
 
 // manualMarks stands for marks (wait.go) with a manual clock: no
