@@ -28,7 +28,7 @@ WORK=${ADVERSARIAL_WORK:-$ROOT/.meterinject/adversarial}
 export GOWORK=off
 
 # Each program's selection.
-ALL_RUNS="iterators@default iterators@all errpanic@all treewalk@all callers@all descent@all churn@all allocfree@all phases@all cpubound@all noalloc@all tiny@all service@default service@all blocking@all syscallwait@all short@all shapes@default shapes@all pipeline@default pipeline@all locks@default locks@all gcheavy@default gcheavy@all generic@default generic@all amortized@all young@all workers@default workers@all selected@all layers@all"
+ALL_RUNS="iterators@default iterators@all errpanic@all treewalk@all callers@all descent@all churn@all allocfree@all phases@all cpubound@all noalloc@all tiny@all service@default service@all blocking@all syscallwait@all cgowork@all short@all shapes@default shapes@all pipeline@default pipeline@all locks@default locks@all gcheavy@default gcheavy@all generic@default generic@all amortized@all young@all workers@default workers@all selected@all layers@all"
 # How many runs a program is judged over: a program that ends after a
 # tenth of a second leaves a profile of a few dozen samples, too few to
 # tell a model's shares within 3 points, so its runs are judged together

@@ -1,0 +1,16 @@
+//go:build !cgo
+
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+// mixC stands for the C half where cgo is off (no C compiler, or
+// CGO_ENABLED=0): the program has nothing to measure without it.
+func mixC(uint64, int) uint64 {
+	fmt.Fprintln(os.Stderr, "cgowork: built without cgo; it needs a C compiler (CGO_ENABLED=1)")
+	os.Exit(2)
+	return 0
+}
