@@ -384,11 +384,14 @@ func givenBack(p *Probe) int64 {
 // stay there too, a few thousand calls at most. With hotspot off (every
 // firing metered, Chain.Untimed), where a verdict rests on a probe's
 // first shortJudgeAt calls alone, a rechecked probe is metered at every
-// call from then on: its row's time is that of its metered calls, scaled
-// to its count, and the calls it made untimed stay in their callers' own
-// time, tens of thousands at most (its first rechecks come denseGap calls
-// apart). With hotspot on and sampling off, an untimed probe is not
-// rechecked.
+// call from then on: its row's time is that of its metered calls scaled
+// to its count, so that the calls it made untimed are priced at its
+// metered mean, and they also stay in their callers' own time (no
+// repricing takes them off: its metered calls are no sample of them). A
+// probe its first rechecks find long made a few thousand calls untimed on
+// each P (they come denseGap calls apart); one whose calls grow long
+// later, up to recheckEvery checkpoints' worth. With hotspot on and
+// sampling off, an untimed probe is not rechecked.
 // A recursive probe, one whose metered firings, before its verdict, ran
 // directly inside its own (Probe.nested), is rechecked too, with the calls
 // of its own nested in a rechecked call counted (recheckStart): that
